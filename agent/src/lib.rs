@@ -1,0 +1,1 @@
+//! Observes the machine.

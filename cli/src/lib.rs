@@ -1,0 +1,1 @@
+//! The `gpukb` command line: the only crate that prints or picks exit codes.

@@ -1,0 +1,1 @@
+//! JetPack/L4T knowledge and pure parsers; this crate reads nothing itself.

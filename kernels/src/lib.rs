@@ -1,0 +1,1 @@
+//! CUDA probe kernels, prebuilt for each GPU architecture and embedded as data.
