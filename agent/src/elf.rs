@@ -1,0 +1,95 @@
+//! What gpukb reads from an ELF shared object: its soname, the libraries it
+//! needs, its search paths (RPATH/RUNPATH) and the GPU code in `.nv_fatbin`.
+
+use crate::fatbin::{self, FatbinSummary};
+use object::elf;
+use object::read::elf::{Dyn, FileHeader, SectionHeader};
+use object::{Endianness, Object, ObjectSection};
+use serde::{Deserialize, Serialize};
+
+/// The parts of an ELF file gpukb reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElfInfo {
+    pub soname: Option<String>,
+    pub needed: Vec<String>,
+    pub rpath: Vec<String>,
+    pub runpath: Vec<String>,
+    /// `None` when the file carries no GPU code.
+    pub fatbin: Option<FatbinSummary>,
+}
+
+/// Parses an ELF image in memory.
+pub fn parse_elf(data: &[u8]) -> Result<ElfInfo, String> {
+    let file = object::File::parse(data).map_err(|e| format!("not an ELF file: {e}"))?;
+    let fatbin = file
+        .section_by_name(".nv_fatbin")
+        .map(|s| s.data().map_err(|e| format!("bad .nv_fatbin section: {e}")))
+        .transpose()?
+        .map(|d| fatbin::summarize(&fatbin::parse_fatbin_section(d)));
+    let mut info = match data.get(4) {
+        Some(2) => dynamic::<elf::FileHeader64<Endianness>>(data)?,
+        Some(1) => dynamic::<elf::FileHeader32<Endianness>>(data)?,
+        _ => ElfInfo::default(),
+    };
+    info.fatbin = fatbin;
+    Ok(info)
+}
+
+fn dynamic<H: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<ElfInfo, String> {
+    let header = H::parse(data).map_err(|e| e.to_string())?;
+    let endian = header.endian().map_err(|e| e.to_string())?;
+    let sections = header.sections(endian, data).map_err(|e| e.to_string())?;
+    let mut info = ElfInfo::default();
+    let Some((_, dynsec)) = sections
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.sh_type(endian) == elf::SHT_DYNAMIC)
+    else {
+        return Ok(info);
+    };
+    let Some(entries) = dynsec.dynamic(endian, data).map_err(|e| e.to_string())? else {
+        return Ok(info);
+    };
+    let strings = sections
+        .strings(endian, data, dynsec.link(endian))
+        .map_err(|e| e.to_string())?;
+    for d in entries.0 {
+        let tag = d.tag(endian);
+        let string = || -> Option<String> {
+            d.string(endian, strings)
+                .ok()
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+        };
+        match tag {
+            t if t == elf::DT_SONAME => info.soname = string(),
+            t if t == elf::DT_NEEDED => info.needed.extend(string()),
+            t if t == elf::DT_RPATH => info
+                .rpath
+                .extend(string().iter().flat_map(|s| split_path(s))),
+            t if t == elf::DT_RUNPATH => info
+                .runpath
+                .extend(string().iter().flat_map(|s| split_path(s))),
+            _ => {}
+        }
+    }
+    Ok(info)
+}
+
+fn split_path(s: &str) -> Vec<String> {
+    s.split(':')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_elf_is_an_error_not_a_panic() {
+        assert!(parse_elf(b"").is_err());
+        assert!(parse_elf(b"\x7fELF\x02\x01\x01garbage").is_err());
+        assert!(parse_elf(&[0xffu8; 4096]).is_err());
+    }
+}

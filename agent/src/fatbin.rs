@@ -1,0 +1,260 @@
+//! NVIDIA fatbinary parsing: lists the SASS (cubin) and PTX images inside an
+//! ELF's `.nv_fatbin` section without cuobjdump and without decompressing.
+//!
+//! Layout (little-endian): a section holds concatenated containers
+//! `{u32 magic 0xBA55ED50, u16 version, u16 header_size, u64 fat_size}`; each
+//! container holds entries `{u16 kind, u16, u32 header_size, u64
+//! payload_size, u32 compressed_size, u32, u16 minor, u16 major, u32 arch,
+//! ..., u64 flags @0x28}`. Kind 1 is PTX, 2 is an ELF cubin. Flag 0x100000
+//! marks an arch-specific `a` target, 0x200000 a family `f` target.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+const CONTAINER_MAGIC: u32 = 0xBA55_ED50;
+const FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
+const FLAG_FAMILY: u64 = 0x20_0000;
+const FLAG_LZ4: u64 = 0x2000;
+const FLAG_ZSTD: u64 = 0x8000;
+
+/// What an image in a fatbin holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageKind {
+    /// Machine code (a cubin) for one SM architecture.
+    Sass,
+    /// PTX the driver can JIT-compile.
+    Ptx,
+    /// Something else (NVVM IR, unknown kinds).
+    Other(u16),
+}
+
+/// Plain, arch-specific (`sm_90a`) or family-specific (`sm_100f`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArchVariant {
+    Plain,
+    A,
+    F,
+}
+
+/// One image header from a fatbin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FatbinImage {
+    pub kind: ImageKind,
+    /// SM number: 90 for sm_90, 100 for sm_100.
+    pub arch: u32,
+    pub variant: ArchVariant,
+    /// PTX ISA version for PTX, cubin ABI version for SASS.
+    pub version: (u16, u16),
+    pub compressed: bool,
+}
+
+impl FatbinImage {
+    /// `sm_90a`, `compute_80`, as cuobjdump names them.
+    pub fn target(&self) -> String {
+        let suffix = match self.variant {
+            ArchVariant::Plain => "",
+            ArchVariant::A => "a",
+            ArchVariant::F => "f",
+        };
+        match self.kind {
+            ImageKind::Sass => format!("sm_{}{suffix}", self.arch),
+            ImageKind::Ptx => format!("compute_{}{suffix}", self.arch),
+            ImageKind::Other(k) => format!("kind{k}_{}{suffix}", self.arch),
+        }
+    }
+}
+
+/// One distinct target in a fatbin and how many images carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FatbinTarget {
+    #[serde(flatten)]
+    pub image: FatbinImage,
+    pub count: u32,
+}
+
+/// The GPU code inside one ELF file, summarised.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FatbinSummary {
+    /// SASS targets, e.g. `sm_80`, `sm_90a`, sorted by arch.
+    pub sass: Vec<String>,
+    /// PTX targets, e.g. `compute_80`.
+    pub ptx: Vec<String>,
+    /// Distinct (kind, arch, variant, version) with counts.
+    pub targets: Vec<FatbinTarget>,
+    /// Number of images.
+    pub images: u32,
+}
+
+fn rd16(b: &[u8], o: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(o..o + 2)?.try_into().ok()?))
+}
+fn rd32(b: &[u8], o: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?))
+}
+fn rd64(b: &[u8], o: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?))
+}
+
+/// Lists every image header in a `.nv_fatbin` section (or a standalone
+/// `.fatbin` file). Garbage yields fewer images, never a panic.
+pub fn parse_fatbin_section(sec: &[u8]) -> Vec<FatbinImage> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos + 16 <= sec.len() {
+        if rd32(sec, pos) != Some(CONTAINER_MAGIC) {
+            pos += 8;
+            continue;
+        }
+        let header = rd16(sec, pos + 6).unwrap_or(16) as usize;
+        let fat = rd64(sec, pos + 8).unwrap_or(0);
+        let end = usize::try_from(fat)
+            .ok()
+            .and_then(|f| pos.checked_add(header)?.checked_add(f))
+            .unwrap_or(usize::MAX)
+            .min(sec.len());
+        let mut e = pos + header.max(16);
+        while e + 64 <= end {
+            let (Some(kind), Some(eh), Some(payload)) =
+                (rd16(sec, e), rd32(sec, e + 4), rd64(sec, e + 8))
+            else {
+                break;
+            };
+            let eh = eh as usize;
+            if eh < 64 {
+                break;
+            }
+            let minor = rd16(sec, e + 0x18).unwrap_or(0);
+            let major = rd16(sec, e + 0x1A).unwrap_or(0);
+            let arch = rd32(sec, e + 0x1C).unwrap_or(0);
+            let flags = rd64(sec, e + 0x28).unwrap_or(0);
+            let csize = rd32(sec, e + 0x10).unwrap_or(0);
+            let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
+                ArchVariant::A
+            } else if flags & FLAG_FAMILY != 0 {
+                ArchVariant::F
+            } else {
+                ArchVariant::Plain
+            };
+            out.push(FatbinImage {
+                kind: match kind {
+                    1 => ImageKind::Ptx,
+                    2 => ImageKind::Sass,
+                    k => ImageKind::Other(k),
+                },
+                arch,
+                variant,
+                version: (major, minor),
+                compressed: csize != 0 || flags & (FLAG_LZ4 | FLAG_ZSTD) != 0,
+            });
+            let Some(next) = usize::try_from(payload)
+                .ok()
+                .and_then(|p| e.checked_add(eh)?.checked_add(p))
+            else {
+                break;
+            };
+            if next <= e {
+                break;
+            }
+            e = next;
+        }
+        // Containers are 8-byte aligned; never step backwards.
+        pos = if end > pos { (end + 7) & !7 } else { pos + 8 };
+    }
+    out
+}
+
+/// Summarises images the way users read them.
+pub fn summarize(images: &[FatbinImage]) -> FatbinSummary {
+    let mut counts: BTreeMap<FatbinImage, u32> = BTreeMap::new();
+    for i in images {
+        let mut key = *i;
+        key.compressed = false;
+        *counts.entry(key).or_default() += 1;
+    }
+    let mut sass: Vec<(u32, ArchVariant, String)> = Vec::new();
+    let mut ptx: Vec<(u32, ArchVariant, String)> = Vec::new();
+    for k in counts.keys() {
+        let t = (k.arch, k.variant, k.target());
+        match k.kind {
+            ImageKind::Sass => sass.push(t),
+            ImageKind::Ptx => ptx.push(t),
+            ImageKind::Other(_) => {}
+        }
+    }
+    sass.sort();
+    sass.dedup();
+    ptx.sort();
+    ptx.dedup();
+    FatbinSummary {
+        sass: sass.into_iter().map(|t| t.2).collect(),
+        ptx: ptx.into_iter().map(|t| t.2).collect(),
+        targets: counts
+            .into_iter()
+            .map(|(image, count)| FatbinTarget { image, count })
+            .collect(),
+        images: images.len() as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(kind: u16, arch: u32, flags: u64, payload: &[u8]) -> Vec<u8> {
+        let mut e = vec![0u8; 64];
+        e[0..2].copy_from_slice(&kind.to_le_bytes());
+        e[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        e[4..8].copy_from_slice(&64u32.to_le_bytes());
+        e[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        e[0x18..0x1A].copy_from_slice(&0u16.to_le_bytes());
+        e[0x1A..0x1C].copy_from_slice(&9u16.to_le_bytes());
+        e[0x1C..0x20].copy_from_slice(&arch.to_le_bytes());
+        e[0x28..0x30].copy_from_slice(&flags.to_le_bytes());
+        e.extend_from_slice(payload);
+        e
+    }
+
+    fn container(entries: &[Vec<u8>]) -> Vec<u8> {
+        let body: Vec<u8> = entries.concat();
+        let mut c = Vec::new();
+        c.extend_from_slice(&CONTAINER_MAGIC.to_le_bytes());
+        c.extend_from_slice(&1u16.to_le_bytes());
+        c.extend_from_slice(&16u16.to_le_bytes());
+        c.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        c.extend_from_slice(&body);
+        c
+    }
+
+    #[test]
+    fn lists_sass_ptx_and_variants() {
+        let mut sec = container(&[
+            entry(2, 80, 0x11, &[0; 8]),
+            entry(2, 90, 0x10_0011, &[0; 16]),
+        ]);
+        sec.extend(container(&[
+            entry(1, 80, 0x2011, &[0; 8]),
+            entry(2, 100, 0x20_0011, &[0; 8]),
+        ]));
+        let s = summarize(&parse_fatbin_section(&sec));
+        assert_eq!(s.sass, vec!["sm_80", "sm_90a", "sm_100f"]);
+        assert_eq!(s.ptx, vec!["compute_80"]);
+        assert_eq!(s.images, 4);
+    }
+
+    #[test]
+    fn garbage_and_truncation_never_panic() {
+        let sec = container(&[entry(2, 80, 0, &[0; 8])]);
+        for cut in 0..sec.len() {
+            let _ = parse_fatbin_section(&sec[..cut]);
+        }
+        let mut bad = sec.clone();
+        bad[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        let _ = parse_fatbin_section(&bad);
+        let junk: Vec<u8> = (0..10_000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let _ = parse_fatbin_section(&junk);
+    }
+}

@@ -1,0 +1,142 @@
+//! The capture format: a directory that records everything one fingerprint
+//! observed, so another machine can replay it exactly.
+//!
+//! ```text
+//! DIR/capture.json   the journal: every question asked and its outcome
+//! DIR/root/...       the files read, at their real paths
+//! ```
+#![allow(clippy::disallowed_methods)] // part of the host seam
+
+use super::{paths, CommandOutput, DirEntry, EnvRegistry, HostError};
+use crate::elf::ElfInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Version of the capture format written by this gpukb.
+pub const CAPTURE_FORMAT: u32 = 1;
+
+/// The outcome of one observation, as stored in a capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recorded<T> {
+    Ok(T),
+    Absent,
+    Failed(HostError),
+}
+
+impl<T: Clone> Recorded<T> {
+    pub(super) fn from_result(r: &Result<Option<T>, HostError>) -> Self {
+        match r {
+            Ok(Some(v)) => Recorded::Ok(v.clone()),
+            Ok(None) => Recorded::Absent,
+            Err(e) => Recorded::Failed(e.clone()),
+        }
+    }
+    pub(super) fn into_result(self) -> Result<Option<T>, HostError> {
+        match self {
+            Recorded::Ok(v) => Ok(Some(v)),
+            Recorded::Absent => Ok(None),
+            Recorded::Failed(e) => Err(e),
+        }
+    }
+}
+
+/// Everything a capture holds except file contents.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Journal {
+    pub format: u32,
+    pub gpukb_version: String,
+    /// File reads: `Ok(size)` when the contents are under `root/`.
+    pub files: BTreeMap<String, Recorded<u64>>,
+    pub lists: BTreeMap<String, Recorded<Vec<DirEntry>>>,
+    pub canon: BTreeMap<String, Recorded<String>>,
+    pub elf: BTreeMap<String, Recorded<ElfInfo>>,
+    pub commands: BTreeMap<String, Recorded<CommandOutput>>,
+    pub answers: BTreeMap<String, Recorded<serde_json::Value>>,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Journal {
+    pub(super) fn load(dir: &Path) -> Result<Journal, HostError> {
+        let p = dir.join("capture.json");
+        let text = std::fs::read_to_string(&p).map_err(|e| HostError::Io {
+            path: p.display().to_string(),
+            message: format!("{e} (is this a directory written by `gpukb capture`?)"),
+        })?;
+        let j: Journal = serde_json::from_str(&text).map_err(|e| HostError::Parse {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if j.format != CAPTURE_FORMAT {
+            return Err(HostError::Parse {
+                path: p.display().to_string(),
+                message: format!(
+                    "capture format {} is not supported (this gpukb reads format {CAPTURE_FORMAT})",
+                    j.format
+                ),
+            });
+        }
+        Ok(j)
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Recorder {
+    pub files: BTreeMap<String, Recorded<Vec<u8>>>,
+    pub lists: BTreeMap<String, Recorded<Vec<DirEntry>>>,
+    pub canon: BTreeMap<String, Recorded<String>>,
+    pub elf: BTreeMap<String, Recorded<ElfInfo>>,
+    pub commands: BTreeMap<String, Recorded<CommandOutput>>,
+    pub answers: BTreeMap<String, Recorded<serde_json::Value>>,
+}
+
+impl Recorder {
+    pub fn file(&mut self, path: &str, r: &Result<Option<Vec<u8>>, HostError>) {
+        self.files
+            .insert(path.to_string(), Recorded::from_result(r));
+    }
+
+    pub fn write(&self, dir: &Path, env: &EnvRegistry) -> Result<(), HostError> {
+        let io = |p: &Path, e: std::io::Error| HostError::Io {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        let root = dir.join("root");
+        std::fs::create_dir_all(&root).map_err(|e| io(&root, e))?;
+        let mut files = BTreeMap::new();
+        for (path, rec) in &self.files {
+            let stored = match rec {
+                Recorded::Ok(bytes) => {
+                    let dest = paths::under_root(&root, path);
+                    if let Some(parent) = dest.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                    }
+                    std::fs::write(&dest, bytes).map_err(|e| io(&dest, e))?;
+                    Recorded::Ok(bytes.len() as u64)
+                }
+                Recorded::Absent => Recorded::Absent,
+                Recorded::Failed(e) => Recorded::Failed(e.clone()),
+            };
+            files.insert(path.clone(), stored);
+        }
+        let journal = Journal {
+            format: CAPTURE_FORMAT,
+            gpukb_version: env!("CARGO_PKG_VERSION").to_string(),
+            files,
+            lists: self.lists.clone(),
+            canon: self.canon.clone(),
+            elf: self.elf.clone(),
+            commands: self.commands.clone(),
+            answers: self.answers.clone(),
+            env: env.all().clone(),
+        };
+        let text = serde_json::to_string_pretty(&journal).map_err(|e| HostError::Parse {
+            path: "capture.json".into(),
+            message: e.to_string(),
+        })?;
+        let p = dir.join("capture.json");
+        std::fs::write(&p, text).map_err(|e| io(&p, e))
+    }
+}

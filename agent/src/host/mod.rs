@@ -1,0 +1,548 @@
+//! The one seam between gpukb and the machine it observes.
+//!
+//! Every file read goes through a root, every command through one runner with
+//! a timeout, every environment variable through one registry, and every call
+//! into a vendor library (NVML, the CUDA driver API) through [`Host::answer`].
+//! A [`Host`] works in one of three modes:
+//!
+//! * **live**: the real machine, files under a root (default `/`);
+//! * **root**: a plain directory treated as `/` (a copied root filesystem):
+//!   files only, no commands, no libraries, no environment;
+//! * **replay**: a directory written by `gpukb capture`, answering every
+//!   question exactly as the captured machine did.
+//!
+//! In live mode a host can also record what it observed ([`Host::recording`])
+//! and write it out as a capture ([`Host::write_capture`]).
+//!
+//! Outcomes are `Result<Option<T>, HostError>`: `Ok(None)` means absent (no
+//! such file, no such program: a finding), `Err` means the observation failed
+//! (unreadable, timed out) and says why.
+#![allow(clippy::disallowed_methods)] // this module is the seam the ban protects
+
+mod capture;
+mod env;
+mod paths;
+mod runner;
+
+pub use capture::{Journal, Recorded, CAPTURE_FORMAT};
+pub use env::{EnvRegistry, ENV_PREFIXES, ENV_VARS};
+pub use runner::CommandOutput;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+/// Largest file [`Host::read`] returns; bigger files are read through [`Host::elf`].
+pub const MAX_READ_BYTES: u64 = 16 << 20;
+
+/// Why an observation failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostError {
+    /// A file or directory exists but could not be read.
+    #[error("cannot read {path}: {message}")]
+    Io { path: String, message: String },
+    /// A file is larger than gpukb reads.
+    #[error("{path} is too large to read ({size} bytes)")]
+    TooLarge { path: String, size: u64 },
+    /// A command or library call did not answer in time.
+    #[error("{what} did not answer within {seconds:.1} s")]
+    Timeout { what: String, seconds: f64 },
+    /// A command could not be started.
+    #[error("cannot run `{command}`: {message}")]
+    Spawn { command: String, message: String },
+    /// A vendor library call failed or panicked.
+    #[error("{what}: {message}")]
+    Library { what: String, message: String },
+    /// This mode cannot observe that (e.g. commands under `--root`).
+    #[error("{what} is not observed when reading a plain root directory")]
+    NotObserved { what: String },
+    /// A replayed capture has no record of this question.
+    #[error("{what} is not in the capture")]
+    NotCaptured { what: String },
+    /// A file was read but its contents make no sense.
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+/// How a [`Host`] reaches the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// The machine this process runs on.
+    Live,
+    /// A plain directory treated as `/`: files only.
+    Root,
+    /// A capture directory.
+    Replay,
+}
+
+/// What kind of thing a path is (after following symlinks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    File,
+    Dir,
+    CharDevice,
+    Other,
+}
+
+/// One directory entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: EntryKind,
+}
+
+/// Options for a live host.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
+    /// Files are read under this directory (default `/`).
+    pub root: PathBuf,
+    /// How long one command may run.
+    pub command_timeout: Duration,
+    /// Replaces the process environment (tests); `None` reads the real one.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            root: PathBuf::from("/"),
+            command_timeout: Duration::from_secs(5),
+            env: None,
+        }
+    }
+}
+
+/// The seam: see the module documentation.
+#[derive(Debug)]
+pub struct Host {
+    mode: Mode,
+    /// Files are read under here (live root, plain root, or `<capture>/root`).
+    root: PathBuf,
+    env: EnvRegistry,
+    command_timeout: Duration,
+    replay: Option<Journal>,
+    recorder: Option<Mutex<capture::Recorder>>,
+}
+
+impl Host {
+    /// The machine this process runs on.
+    pub fn live(opts: LiveOptions) -> Host {
+        let env = match opts.env {
+            Some(map) => EnvRegistry::from_map(map),
+            None => EnvRegistry::from_process(),
+        };
+        Host {
+            mode: Mode::Live,
+            root: opts.root,
+            env,
+            command_timeout: opts.command_timeout,
+            replay: None,
+            recorder: None,
+        }
+    }
+
+    /// A plain directory treated as `/` (a copied root filesystem).
+    pub fn root_dir(dir: impl Into<PathBuf>) -> Host {
+        Host {
+            mode: Mode::Root,
+            root: dir.into(),
+            env: EnvRegistry::from_map(BTreeMap::new()),
+            command_timeout: Duration::from_secs(5),
+            replay: None,
+            recorder: None,
+        }
+    }
+
+    /// A capture directory written by [`Host::write_capture`].
+    pub fn replay(dir: impl AsRef<Path>) -> Result<Host, HostError> {
+        let dir = dir.as_ref();
+        let journal = Journal::load(dir)?;
+        Ok(Host {
+            mode: Mode::Replay,
+            root: dir.join("root"),
+            env: EnvRegistry::from_map(journal.env.clone()),
+            command_timeout: Duration::from_secs(5),
+            replay: Some(journal),
+            recorder: None,
+        })
+    }
+
+    /// Makes this (live) host record everything it observes.
+    pub fn recording(mut self) -> Host {
+        self.recorder = Some(Mutex::new(capture::Recorder::default()));
+        self
+    }
+
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    /// The directory files are read under.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The environment registry.
+    pub fn env(&self) -> &EnvRegistry {
+        &self.env
+    }
+
+    /// Reads a whole file (up to [`MAX_READ_BYTES`]).
+    pub fn read(&self, path: &str) -> Result<Option<Vec<u8>>, HostError> {
+        if let Some(j) = &self.replay {
+            return match j.files.get(path) {
+                Some(Recorded::Ok(_)) => read_real(&self.root, path)
+                    .and_then(|o| {
+                        o.ok_or_else(|| HostError::NotCaptured {
+                            what: format!("contents of {path}"),
+                        })
+                    })
+                    .map(Some),
+                Some(Recorded::Absent) => Ok(None),
+                Some(Recorded::Failed(e)) => Err(e.clone()),
+                None => Err(HostError::NotCaptured {
+                    what: format!("file {path}"),
+                }),
+            };
+        }
+        let out = read_real(&self.root, path);
+        self.record(|r| r.file(path, &out));
+        out
+    }
+
+    /// Reads a file as text (invalid UTF-8 is replaced).
+    pub fn read_string(&self, path: &str) -> Result<Option<String>, HostError> {
+        Ok(self
+            .read(path)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// Lists a directory, sorted by name.
+    pub fn list(&self, dir: &str) -> Result<Option<Vec<DirEntry>>, HostError> {
+        if let Some(j) = &self.replay {
+            return j.lists.get(dir).cloned().map_or_else(
+                || {
+                    Err(HostError::NotCaptured {
+                        what: format!("listing of {dir}"),
+                    })
+                },
+                Recorded::into_result,
+            );
+        }
+        let out = list_real(&self.root, dir);
+        self.record(|r| {
+            r.lists.insert(dir.to_string(), Recorded::from_result(&out));
+        });
+        out
+    }
+
+    /// Resolves symlinks (inside the root) to the real path, or `None` if absent.
+    pub fn canonicalize(&self, path: &str) -> Result<Option<String>, HostError> {
+        if let Some(j) = &self.replay {
+            return j.canon.get(path).cloned().map_or_else(
+                || {
+                    Err(HostError::NotCaptured {
+                        what: format!("resolution of {path}"),
+                    })
+                },
+                Recorded::into_result,
+            );
+        }
+        let out = paths::resolve(&self.root, path);
+        self.record(|r| {
+            r.canon
+                .insert(path.to_string(), Recorded::from_result(&out));
+        });
+        out
+    }
+
+    /// Whether a path exists (following symlinks inside the root).
+    pub fn exists(&self, path: &str) -> Result<bool, HostError> {
+        Ok(self.canonicalize(path)?.is_some())
+    }
+
+    /// Reads what gpukb needs from an ELF shared object (sonames, search
+    /// paths, the GPU code in its fatbin). Large files are memory-mapped, and
+    /// a capture stores the summary, not the file.
+    pub fn elf(&self, path: &str) -> Result<Option<crate::elf::ElfInfo>, HostError> {
+        if let Some(j) = &self.replay {
+            return j.elf.get(path).cloned().map_or_else(
+                || {
+                    Err(HostError::NotCaptured {
+                        what: format!("ELF summary of {path}"),
+                    })
+                },
+                Recorded::into_result,
+            );
+        }
+        let out = self.elf_real(path);
+        self.record(|r| {
+            r.elf.insert(path.to_string(), Recorded::from_result(&out));
+        });
+        out
+    }
+
+    fn elf_real(&self, path: &str) -> Result<Option<crate::elf::ElfInfo>, HostError> {
+        let Some(real) = paths::resolve(&self.root, path)? else {
+            return Ok(None);
+        };
+        let full = paths::under_root(&self.root, &real);
+        let file = match std::fs::File::open(&full) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(path, &e)),
+        };
+        // SAFETY: the map is read-only and dropped before returning; a file
+        // truncated underneath us can at worst fault this process, the same
+        // risk every ELF tool takes.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err(path, &e))?;
+        crate::elf::parse_elf(&map)
+            .map(Some)
+            .map_err(|message| HostError::Parse {
+                path: path.to_string(),
+                message,
+            })
+    }
+
+    /// Runs a command with the host's timeout. `Ok(None)` when the program
+    /// is not installed.
+    pub fn run(&self, argv: &[&str]) -> Result<Option<CommandOutput>, HostError> {
+        let key = argv.join(" ");
+        match self.mode {
+            Mode::Root => {
+                return Err(HostError::NotObserved {
+                    what: format!("`{key}`"),
+                })
+            }
+            Mode::Replay => {
+                let j = self.replay.as_ref().expect("replay host has a journal");
+                return j.commands.get(&key).cloned().map_or_else(
+                    || {
+                        Err(HostError::NotCaptured {
+                            what: format!("`{key}`"),
+                        })
+                    },
+                    Recorded::into_result,
+                );
+            }
+            Mode::Live => {}
+        }
+        let out = runner::run(argv, &self.env, self.command_timeout);
+        self.record(|r| {
+            r.commands.insert(key.clone(), Recorded::from_result(&out));
+        });
+        out
+    }
+
+    /// Asks a vendor library a question (NVML, CUDA driver API, the C
+    /// library). `live` runs on its own thread and is abandoned after
+    /// `deadline`; a panic inside it becomes an error. The answer is
+    /// recorded under `key` when capturing and replayed from there.
+    pub fn answer<T, F>(
+        &self,
+        key: &str,
+        deadline: Duration,
+        live: F,
+    ) -> Result<Option<T>, HostError>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+        F: FnOnce() -> Result<Option<T>, HostError> + Send + 'static,
+    {
+        match self.mode {
+            Mode::Root => {
+                return Err(HostError::NotObserved {
+                    what: key.to_string(),
+                })
+            }
+            Mode::Replay => {
+                let j = self.replay.as_ref().expect("replay host has a journal");
+                return match j.answers.get(key) {
+                    None => Err(HostError::NotCaptured {
+                        what: key.to_string(),
+                    }),
+                    Some(Recorded::Ok(v)) => {
+                        serde_json::from_value(v.clone())
+                            .map(Some)
+                            .map_err(|e| HostError::Parse {
+                                path: format!("capture answer {key}"),
+                                message: e.to_string(),
+                            })
+                    }
+                    Some(Recorded::Absent) => Ok(None),
+                    Some(Recorded::Failed(e)) => Err(e.clone()),
+                };
+            }
+            Mode::Live => {}
+        }
+        let out = with_deadline(key, deadline, live);
+        self.record(|r| {
+            let rec = match &out {
+                Ok(Some(v)) => match serde_json::to_value(v) {
+                    Ok(v) => Recorded::Ok(v),
+                    Err(e) => Recorded::Failed(HostError::Parse {
+                        path: key.to_string(),
+                        message: e.to_string(),
+                    }),
+                },
+                Ok(None) => Recorded::Absent,
+                Err(e) => Recorded::Failed(e.clone()),
+            };
+            r.answers.insert(key.to_string(), rec);
+        });
+        out
+    }
+
+    /// Writes everything this recording host observed as a capture directory.
+    pub fn write_capture(&self, dir: &Path) -> Result<(), HostError> {
+        let Some(rec) = &self.recorder else {
+            return Err(HostError::NotObserved {
+                what: "a capture (the host was not recording)".into(),
+            });
+        };
+        let rec = rec.lock().unwrap_or_else(|p| p.into_inner());
+        rec.write(dir, &self.env)
+    }
+
+    fn record(&self, f: impl FnOnce(&mut capture::Recorder)) {
+        if let Some(r) = &self.recorder {
+            let mut r = r.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut r);
+        }
+    }
+}
+
+/// Runs `f` on its own thread; gives up after `deadline`.
+pub fn with_deadline<T, F>(what: &str, deadline: Duration, f: F) -> Result<Option<T>, HostError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<Option<T>, HostError> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let name = what.to_string();
+    let spawned = std::thread::Builder::new()
+        .name(format!("gpukb:{what}"))
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "panicked".into());
+                Err(HostError::Library {
+                    what: name,
+                    message: msg,
+                })
+            });
+            let _ = tx.send(r);
+        });
+    if let Err(e) = spawned {
+        return Err(HostError::Library {
+            what: what.into(),
+            message: format!("cannot start a thread: {e}"),
+        });
+    }
+    match rx.recv_timeout(deadline) {
+        Ok(r) => r,
+        Err(_) => Err(HostError::Timeout {
+            what: what.into(),
+            seconds: deadline.as_secs_f64(),
+        }),
+    }
+}
+
+/// Shares a host between the threads of one fingerprint.
+pub type SharedHost = Arc<Host>;
+
+fn io_err(path: &str, e: &std::io::Error) -> HostError {
+    HostError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn read_real(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HostError> {
+    let full = paths::under_root(root, path);
+    let f = match std::fs::File::open(&full) {
+        Ok(f) => f,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(io_err(path, &e)),
+    };
+    let meta = f.metadata().map_err(|e| io_err(path, &e))?;
+    if meta.is_dir() {
+        return Err(HostError::Io {
+            path: path.into(),
+            message: "is a directory".into(),
+        });
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Err(HostError::TooLarge {
+            path: path.into(),
+            size: meta.len(),
+        });
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    // /proc and /sys files report size 0 or 4096: read to the end, capped.
+    f.take(MAX_READ_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_err(path, &e))?;
+    if buf.len() as u64 > MAX_READ_BYTES {
+        return Err(HostError::TooLarge {
+            path: path.into(),
+            size: buf.len() as u64,
+        });
+    }
+    Ok(Some(buf))
+}
+
+fn is_absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+fn list_real(root: &Path, dir: &str) -> Result<Option<Vec<DirEntry>>, HostError> {
+    let full = paths::under_root(root, dir);
+    let rd = match std::fs::read_dir(&full) {
+        Ok(rd) => rd,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(io_err(dir, &e)),
+    };
+    let mut out = Vec::new();
+    for ent in rd {
+        let ent = ent.map_err(|e| io_err(dir, &e))?;
+        let name = ent.file_name().to_string_lossy().into_owned();
+        let child = format!("{}/{}", dir.trim_end_matches('/'), name);
+        // Follow symlinks inside the root, not on the host.
+        let kind = match paths::resolve(root, &child) {
+            Ok(Some(real)) => match std::fs::metadata(paths::under_root(root, &real)) {
+                Ok(m) => kind_of(&m),
+                Err(_) => EntryKind::Other,
+            },
+            _ => EntryKind::Other,
+        };
+        out.push(DirEntry { name, kind });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Some(out))
+}
+
+fn kind_of(m: &std::fs::Metadata) -> EntryKind {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        EntryKind::Dir
+    } else if t.is_file() {
+        EntryKind::File
+    } else if t.is_char_device() {
+        EntryKind::CharDevice
+    } else {
+        EntryKind::Other
+    }
+}
