@@ -1,2 +1,176 @@
 //! The gpukb knowledge base: diagnosis entries kept as reviewed data files,
 //! compiled into SQLite and a tantivy index that ship inside the binary.
+//!
+//! [`Kb::open`] opens the embedded copies (milliseconds, no file or env access);
+//! [`Kb::search`] ranks diagnoses for a pasted error, [`Kb::explain`] looks up error codes,
+//! [`Kb::lint`] re-checks the embedded data.
+
+pub mod error;
+pub mod explain;
+pub mod facts;
+pub mod lint;
+pub mod model;
+pub mod normalize;
+pub mod rules;
+pub mod search;
+pub mod signals;
+pub mod tokenize;
+
+use std::cell::OnceCell;
+
+use serde::Serialize;
+
+pub use error::KbError;
+pub use explain::CodeInfo;
+pub use facts::{GpuFacts, JetsonFacts, LibFacts, MachineFacts, TorchFacts};
+pub use lint::LintIssue;
+pub use model::{Confirm, Entry, Fix, Source};
+pub use rules::Verdict;
+pub use search::{Hit, Query, RuleVerdict};
+pub use signals::Signals;
+
+static KB_SQLITE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kb.sqlite"));
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_index.rs"));
+}
+
+/// Tantivy fields of the embedded index.
+#[derive(Clone, Copy)]
+pub(crate) struct Fields {
+    pub id: tantivy::schema::Field,
+    pub kind: tantivy::schema::Field,
+    pub text: [(tantivy::schema::Field, f32); 6],
+}
+
+/// The opened knowledge base.
+pub struct Kb {
+    pub(crate) db: rusqlite::Connection,
+    pub(crate) searcher: tantivy::Searcher,
+    pub(crate) fields: Fields,
+    pub(crate) matcher: OnceCell<search::Matcher>,
+}
+
+/// A short listing row.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntrySummary {
+    /// Entry id.
+    pub id: String,
+    /// Category.
+    pub category: String,
+    /// Layer.
+    pub layer: String,
+    /// Title.
+    pub title: String,
+}
+
+impl Kb {
+    /// Opens the knowledge base embedded in the binary.
+    pub fn open() -> Result<Kb, KbError> {
+        let mut db = rusqlite::Connection::open_in_memory()?;
+        db.deserialize_bytes("main", KB_SQLITE)?;
+        let ram = tantivy::directory::RamDirectory::create();
+        for (name, bytes) in embedded::INDEX_FILES {
+            use tantivy::Directory;
+            ram.atomic_write(std::path::Path::new(name), bytes)
+                .map_err(|e| KbError::Index(e.to_string()))?;
+        }
+        let index = tantivy::Index::open(ram)?;
+        tokenize::register(&index);
+        let schema = index.schema();
+        let f = |n: &str| schema.get_field(n).map_err(KbError::from);
+        let fields = Fields {
+            id: f("id")?,
+            kind: f("kind")?,
+            text: [
+                (f("title_w")?, 2.0),
+                (f("title_s")?, 1.0),
+                (f("body_w")?, 1.5),
+                (f("body_s")?, 0.6),
+                (f("ex_w")?, 1.0),
+                (f("ex_s")?, 0.4),
+            ],
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()?;
+        let searcher = reader.searcher();
+        Ok(Kb {
+            db,
+            searcher,
+            fields,
+            matcher: OnceCell::new(),
+        })
+    }
+
+    /// Number of curated entries embedded.
+    pub fn len(&self) -> Result<usize, KbError> {
+        let n: i64 = self
+            .db
+            .query_row("SELECT count(*) FROM entries", [], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// Whether no curated entry is embedded.
+    pub fn is_empty(&self) -> Result<bool, KbError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// A curated entry by id.
+    pub fn entry(&self, id: &str) -> Result<Option<Entry>, KbError> {
+        let json: Option<String> = self
+            .db
+            .query_row("SELECT json FROM entries WHERE id = ?1", [id], |r| r.get(0))
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+        json.map(|j| serde_json::from_str(&j).map_err(KbError::from))
+            .transpose()
+    }
+
+    /// Curated entries, optionally of one category, sorted by id.
+    pub fn list(&self, category: Option<&str>) -> Result<Vec<EntrySummary>, KbError> {
+        let mut st = self.db.prepare(
+            "SELECT id, category, layer, title FROM entries WHERE ?1 IS NULL OR category = ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([category], |r| {
+            Ok(EntrySummary {
+                id: r.get(0)?,
+                category: r.get(1)?,
+                layer: r.get(2)?,
+                title: r.get(3)?,
+            })
+        })?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
+    }
+
+    /// Categories with their layer and meaning.
+    pub fn categories(&self) -> Result<Vec<(String, String, String)>, KbError> {
+        let mut st = self
+            .db
+            .prepare("SELECT category, layer, meaning FROM categories ORDER BY category")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
+    }
+
+    /// Example texts of an entry: (file name, text).
+    pub fn examples(&self, id: &str) -> Result<Vec<(String, String)>, KbError> {
+        let mut st = self
+            .db
+            .prepare("SELECT name, text FROM examples WHERE entry_id = ?1 ORDER BY name")?;
+        let rows = st.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
+    }
+
+    /// Number of entries that were on disk when the KB was built.
+    pub fn entries_on_disk(&self) -> Result<usize, KbError> {
+        let v: String = self.db.query_row(
+            "SELECT value FROM meta WHERE key = 'entries_on_disk'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(v.parse().unwrap_or(0))
+    }
+}

@@ -1,0 +1,276 @@
+//! The schema of a curated entry (`kb/entries/<id>.toml`) and the structural checks on it.
+//!
+//! This file is shared verbatim with `build.rs` (through `#[path]`), so the build and
+//! `gpukb kb lint` apply exactly the same checks. It must only use std, serde, toml and regex.
+
+use serde::{Deserialize, Serialize};
+
+/// Layers an entry may sit in (kb/FORMAT.md). `memory_and_kernels` is accepted as the
+/// spelling used by `categories.tsv`.
+pub const LAYERS: &[&str] = &[
+    "driver",
+    "runtime",
+    "framework",
+    "kernel_image",
+    "toolchain",
+    "memory",
+    "memory_and_kernels",
+    "multi_gpu",
+    "container_wsl",
+    "jetson",
+    "hardware",
+];
+
+/// Platforms a fix may target (kb/FORMAT.md).
+pub const PLATFORMS: &[&str] = &[
+    "pip", "conda", "apt", "driver", "docker", "jetson", "source", "windows", "config", "any",
+];
+
+/// One curated diagnosis, as written in `kb/entries/<id>.toml`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// Kebab-case id, equal to the file stem.
+    pub id: String,
+    /// A category from `kb/categories.tsv`.
+    pub category: String,
+    /// One of [`LAYERS`].
+    pub layer: String,
+    /// One-line title.
+    pub title: String,
+    /// What is wrong and why.
+    pub summary: String,
+    /// Code keys (`cuda:209`, `xid:79`, `CUDA_ERROR_NO_BINARY_FOR_GPU`) this diagnosis explains.
+    #[serde(default)]
+    pub codes: Vec<String>,
+    /// Extra search terms.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Literal substrings and regexes of real error text.
+    #[serde(default)]
+    pub signatures: Vec<Signature>,
+    /// How to confirm on this machine.
+    #[serde(default)]
+    pub confirm: Vec<Confirm>,
+    /// Fixes, per platform.
+    #[serde(default)]
+    pub fixes: Vec<Fix>,
+    /// Predicates over machine facts that confirm or rule out this entry.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Primary documents and threads.
+    #[serde(default)]
+    pub sources: Vec<Source>,
+}
+
+/// A literal substring (case-insensitive) or a regex of real error text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Signature {
+    /// Case-insensitive substring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub literal: Option<String>,
+    /// Regex (matched case-insensitively).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// Lower for generic signatures; default 1.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+}
+
+impl Signature {
+    /// The weight, defaulting to 1.0.
+    pub fn weight(&self) -> f64 {
+        self.weight.unwrap_or(1.0)
+    }
+    /// The pattern text, whichever kind it is.
+    pub fn pattern(&self) -> &str {
+        self.literal
+            .as_deref()
+            .or(self.regex.as_deref())
+            .unwrap_or("")
+    }
+}
+
+/// A command that confirms the diagnosis and what to look for in its output.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Confirm {
+    /// The command to run.
+    pub command: String,
+    /// What its output shows when the diagnosis is right.
+    #[serde(default)]
+    pub expect: String,
+}
+
+/// A fix for one platform.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Fix {
+    /// One of [`PLATFORMS`].
+    pub platform: String,
+    /// One-line title.
+    pub title: String,
+    /// Exact commands or steps.
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A predicate over machine facts (see `rules.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    /// The predicate name.
+    pub when: String,
+}
+
+/// A cited source.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// http(s) URL.
+    pub url: String,
+    /// Title of the document.
+    #[serde(default)]
+    pub title: String,
+}
+
+/// Parses an entry's TOML text, with a precise message on failure.
+pub fn parse_entry(text: &str) -> Result<Entry, String> {
+    toml::from_str::<Entry>(text).map_err(|e| e.to_string().trim_end().replace('\n', " | "))
+}
+
+/// Builds the case-insensitive regex used for a regex signature.
+pub fn compile_signature_regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(2 << 20)
+        .build()
+}
+
+/// Whether a signature matches `text` (literal: case-insensitive substring).
+pub fn signature_matches(sig: &Signature, text: &str) -> bool {
+    if let Some(lit) = &sig.literal {
+        return text.to_lowercase().contains(&lit.to_lowercase());
+    }
+    if let Some(re) = &sig.regex {
+        return compile_signature_regex(re)
+            .map(|r| r.is_match(text))
+            .unwrap_or(false);
+    }
+    false
+}
+
+/// Structural checks on one parsed entry; returns one message per problem.
+/// `stem` is the file stem; `examples` are the entry's example texts.
+pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    if e.id != stem {
+        out.push(format!("id \"{}\" does not equal the file stem \"{}\"", e.id, stem));
+    }
+    let kebab = !e.id.is_empty()
+        && e.id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !e.id.starts_with('-')
+        && !e.id.ends_with('-');
+    if !kebab {
+        out.push(format!("id \"{}\" is not kebab-case ([a-z0-9-])", e.id));
+    }
+    if !LAYERS.contains(&e.layer.as_str()) {
+        out.push(format!(
+            "layer \"{}\" is not one of {}",
+            e.layer,
+            LAYERS.join(", ")
+        ));
+    }
+    for (name, v) in [("title", &e.title), ("summary", &e.summary)] {
+        if v.trim().is_empty() {
+            out.push(format!("{name} is empty"));
+        }
+    }
+    if e.signatures.is_empty() {
+        out.push("no [[signatures]]: at least one is required".into());
+    }
+    for (i, s) in e.signatures.iter().enumerate() {
+        let n = i + 1;
+        match (&s.literal, &s.regex) {
+            (Some(_), Some(_)) => out.push(format!(
+                "signature #{n} has both literal and regex; use one per [[signatures]]"
+            )),
+            (None, None) => out.push(format!("signature #{n} has neither literal nor regex")),
+            (Some(l), None) if l.trim().len() < 4 => out.push(format!(
+                "signature #{n} literal \"{l}\" is shorter than 4 characters"
+            )),
+            (None, Some(r)) => {
+                if let Err(err) = compile_signature_regex(r) {
+                    let msg = err.to_string().replace('\n', " ");
+                    out.push(format!("signature #{n} regex '{r}' does not compile: {msg}"));
+                }
+            }
+            _ => {}
+        }
+        if let Some(w) = s.weight {
+            if !(w > 0.0 && w <= 5.0) {
+                out.push(format!("signature #{n} weight {w} is outside (0, 5]"));
+            }
+        }
+    }
+    if e.fixes.is_empty() {
+        out.push("no [[fixes]]: at least one is required".into());
+    }
+    for (i, f) in e.fixes.iter().enumerate() {
+        if !PLATFORMS.contains(&f.platform.as_str()) {
+            out.push(format!(
+                "fix #{} platform \"{}\" is not one of {}",
+                i + 1,
+                f.platform,
+                PLATFORMS.join(", ")
+            ));
+        }
+        if f.steps.is_empty() && f.note.as_deref().unwrap_or("").is_empty() {
+            out.push(format!("fix #{} has neither steps nor a note", i + 1));
+        }
+    }
+    if e.sources.is_empty() {
+        out.push("no [[sources]]: at least one is required".into());
+    }
+    for (i, s) in e.sources.iter().enumerate() {
+        if !(s.url.starts_with("https://") || s.url.starts_with("http://")) || s.url.len() < 12 {
+            out.push(format!(
+                "source #{} url \"{}\" is not an http(s) URL",
+                i + 1,
+                s.url
+            ));
+        }
+    }
+    for c in &e.confirm {
+        if c.command.trim().is_empty() {
+            out.push("a [[confirm]] has an empty command".into());
+        }
+    }
+    if examples.is_empty() {
+        out.push(format!(
+            "no example texts: add kb/examples/{stem}/1.txt with a real paste"
+        ));
+    }
+    for (i, s) in e.signatures.iter().enumerate() {
+        if s.literal.is_none() && s.regex.is_none() {
+            continue;
+        }
+        if s.regex.as_deref().is_some_and(|r| compile_signature_regex(r).is_err()) {
+            continue;
+        }
+        if !examples.is_empty() && !examples.iter().any(|(_, t)| signature_matches(s, t)) {
+            out.push(format!(
+                "signature #{} ({}) matches none of the examples in kb/examples/{stem}/",
+                i + 1,
+                s.pattern()
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,88 @@
+//! Normalises a pasted error before search: caps its size (head and tail), decodes invalid
+//! UTF-8 lossily, strips ANSI colours, control bytes, timestamps, hex addresses and user
+//! paths, and collapses repeated lines. Pure functions, no I/O.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Largest input kept: the first and last half of this many bytes.
+pub const MAX_INPUT: usize = 1 << 20;
+/// Longest line kept (longer lines are cut; minified junk has no diagnosis in its middle).
+const MAX_LINE: usize = 4096;
+
+static ANSI: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?").expect("static regex"));
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
+        r"|^\s*\[\s*\d+\.\d+\]",
+        r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}\b",
+        r"|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)\b"
+    ))
+    .expect("static regex")
+});
+static HEX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b0x[0-9a-fA-F]{6,}\b|\b[0-9a-f]{12,}\b").expect("static regex"));
+static USER_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:/home|/Users)/[^/\s]+/|(?i:[A-Z]:\\Users\\)[^\\\s]+\\").expect("static regex")
+});
+
+/// Keeps at most [`MAX_INPUT`] bytes (head and tail) and decodes lossily.
+pub fn cap_and_decode(input: &[u8]) -> String {
+    if input.len() <= MAX_INPUT {
+        return String::from_utf8_lossy(input).into_owned();
+    }
+    let half = MAX_INPUT / 2;
+    let head = String::from_utf8_lossy(&input[..half]);
+    let tail = String::from_utf8_lossy(&input[input.len() - half..]);
+    format!("{head}\n[...]\n{tail}")
+}
+
+/// Normalises decoded text (see module doc).
+pub fn normalize(text: &str) -> String {
+    let text = ANSI.replace_all(text, "");
+    let mut out = String::with_capacity(text.len().min(MAX_INPUT));
+    let mut prev: Option<String> = None;
+    for raw in text.lines() {
+        let mut line: String = raw
+            .chars()
+            .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
+            .filter(|&c| c != '\u{FFFD}')
+            .collect();
+        if line.len() > MAX_LINE {
+            let mut cut = MAX_LINE;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+        }
+        let line = TIMESTAMP.replace_all(&line, "");
+        let line = HEX.replace_all(&line, "");
+        let line = USER_PATH.replace_all(&line, "~/");
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            continue;
+        }
+        if prev.as_deref() == Some(line) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        prev = Some(line.to_string());
+    }
+    out
+}
+
+/// Whether the input looks like binary junk rather than text (many NULs/control bytes).
+pub fn looks_binary(input: &[u8]) -> bool {
+    let sample = &input[..input.len().min(8192)];
+    if sample.is_empty() {
+        return false;
+    }
+    let bad = sample
+        .iter()
+        .filter(|&&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b)))
+        .count();
+    bad * 10 > sample.len()
+}

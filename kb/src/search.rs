@@ -1,0 +1,633 @@
+//! Search: normalises a paste, extracts signals, matches entry signatures (strong), code
+//! names/numbers/messages (strong, through the code tables' links), and BM25 over the
+//! tantivy index (weak), applies rules over machine facts, and returns ranked hits with a
+//! confidence and the reasons each matched.
+
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query as TQuery, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{TantivyDocument, Term};
+
+use crate::facts::MachineFacts;
+use crate::model::{Confirm, Entry, Fix, Source};
+use crate::rules::{self, Verdict};
+use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
+
+/// Most unique query tokens sent to BM25.
+const MAX_TERMS: usize = 1200;
+
+/// An analysed paste.
+#[derive(Debug, Clone, Serialize)]
+pub struct Query {
+    /// The normalised text (capped).
+    pub normalized: String,
+    /// Signals found in it.
+    pub signals: Signals,
+    /// Whether the input looked like binary data.
+    pub binary: bool,
+}
+
+/// A rule verdict on a hit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RuleVerdict {
+    /// Predicate name.
+    pub predicate: String,
+    /// "confirmed" or "ruled_out".
+    pub outcome: String,
+    /// The fact sentence.
+    pub because: String,
+}
+
+/// One ranked diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// Entry id (curated) or generated code id (`cuda-209`, `xid-79`).
+    pub id: String,
+    /// "curated" or "code".
+    pub kind: String,
+    /// Category (`code` for generated code entries without a curated link).
+    pub category: String,
+    /// Layer.
+    pub layer: String,
+    /// Title.
+    pub title: String,
+    /// What is wrong and why.
+    pub summary: String,
+    /// Ranking score (unbounded, higher is better).
+    pub score: f64,
+    /// Confidence in 0..1.
+    pub confidence: f64,
+    /// Why it matched, human readable.
+    pub matched: Vec<String>,
+    /// Fixes.
+    pub fixes: Vec<Fix>,
+    /// How to confirm.
+    pub confirm: Vec<Confirm>,
+    /// Sources.
+    pub sources: Vec<Source>,
+    /// Rule verdicts from machine facts.
+    pub verdicts: Vec<RuleVerdict>,
+}
+
+struct SigRow {
+    entry: String,
+    kind: String,
+    pattern: String,
+    weight: f64,
+    regex: OnceCell<Option<Regex>>,
+}
+
+enum Pat {
+    Sig(usize),
+    Prefilter(usize),
+    Message(String),
+}
+
+struct EntryMeta {
+    category: String,
+    layer: String,
+    title: String,
+    summary: String,
+    conditions: Vec<String>,
+}
+
+struct CodeMeta {
+    id: String,
+    library: String,
+    name: String,
+    message: String,
+    source: String,
+    linked: Vec<String>,
+}
+
+/// Everything search needs in memory, built on first use.
+pub struct Matcher {
+    ac: AhoCorasick,
+    pats: Vec<Pat>,
+    sigs: Vec<SigRow>,
+    unfiltered: Vec<usize>,
+    entries: HashMap<String, EntryMeta>,
+    codes: HashMap<String, Vec<CodeMeta>>,
+    names: HashMap<String, Vec<String>>,
+}
+
+impl Matcher {
+    fn load(kb: &Kb) -> Result<Matcher, KbError> {
+        let db = &kb.db;
+        let mut sigs = Vec::new();
+        let mut pats = Vec::new();
+        let mut needles: Vec<String> = Vec::new();
+        let mut unfiltered = Vec::new();
+        {
+            let mut st = db.prepare(
+                "SELECT entry_id, kind, pattern, weight, prefilter FROM signatures ORDER BY entry_id, idx",
+            )?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let i = sigs.len();
+                let kind: String = r.get(1)?;
+                let pre: Option<String> = r.get(4)?;
+                sigs.push(SigRow {
+                    entry: r.get(0)?,
+                    kind: kind.clone(),
+                    pattern: r.get(2)?,
+                    weight: r.get(3)?,
+                    regex: OnceCell::new(),
+                });
+                match (kind.as_str(), pre) {
+                    ("literal", Some(p)) => {
+                        needles.push(p);
+                        pats.push(Pat::Sig(i));
+                    }
+                    (_, Some(p)) => {
+                        needles.push(p);
+                        pats.push(Pat::Prefilter(i));
+                    }
+                    _ => unfiltered.push(i),
+                }
+            }
+        }
+        let mut entries = HashMap::new();
+        {
+            let mut st = db.prepare("SELECT id, category, layer, title, summary FROM entries")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                entries.insert(
+                    r.get::<_, String>(0)?,
+                    EntryMeta {
+                        category: r.get(1)?,
+                        layer: r.get(2)?,
+                        title: r.get(3)?,
+                        summary: r.get(4)?,
+                        conditions: Vec::new(),
+                    },
+                );
+            }
+            let mut st = db.prepare("SELECT entry_id, predicate FROM conditions")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let id: String = r.get(0)?;
+                if let Some(e) = entries.get_mut(&id) {
+                    e.conditions.push(r.get(1)?);
+                }
+            }
+        }
+        let mut codes: HashMap<String, Vec<CodeMeta>> = HashMap::new();
+        let mut names: HashMap<String, Vec<String>> = HashMap::new();
+        let mut seen_msg = BTreeSet::new();
+        {
+            let mut st =
+                db.prepare("SELECT id, library, key, name, message, source, linked FROM codes")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let key: String = r.get(2)?;
+                let name: String = r.get(3)?;
+                let message: String = r.get(4)?;
+                let linked: String = r.get(6)?;
+                names.entry(name.to_lowercase()).or_default().push(key.clone());
+                let m = message.to_lowercase();
+                if m.len() >= 20 && m != name.to_lowercase() && seen_msg.insert(m.clone()) {
+                    needles.push(m);
+                    pats.push(Pat::Message(key.clone()));
+                }
+                codes.entry(key).or_default().push(CodeMeta {
+                    id: r.get(0)?,
+                    library: r.get(1)?,
+                    name,
+                    message,
+                    source: r.get(5)?,
+                    linked: linked
+                        .split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect(),
+                });
+            }
+        }
+        let ac = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .build(&needles)
+            .map_err(|e| KbError::Index(e.to_string()))?;
+        Ok(Matcher {
+            ac,
+            pats,
+            sigs,
+            unfiltered,
+            entries,
+            codes,
+            names,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Cand {
+    sig: Vec<f64>,
+    code: Vec<f64>,
+    bm25: f64,
+    matched: Vec<String>,
+    code_key: Option<String>,
+}
+
+fn diminishing(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| b.total_cmp(a));
+    v.iter()
+        .enumerate()
+        .map(|(i, x)| if i == 0 { *x } else { x * 0.35 })
+        .sum()
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n).collect();
+        format!("{t}…")
+    }
+}
+
+impl Kb {
+    fn matcher(&self) -> Result<&Matcher, KbError> {
+        if let Some(m) = self.matcher.get() {
+            return Ok(m);
+        }
+        let m = Matcher::load(self)?;
+        Ok(self.matcher.get_or_init(|| m))
+    }
+
+    /// Caps, decodes, normalises and extracts signals from raw input bytes.
+    pub fn analyze(&self, input: &[u8]) -> Query {
+        let binary = normalize::looks_binary(input);
+        let decoded = normalize::cap_and_decode(input);
+        let normalized = normalize::normalize(&decoded);
+        let signals = signals::extract(&normalized);
+        Query {
+            normalized,
+            signals,
+            binary,
+        }
+    }
+
+    /// Ranks diagnoses for `text`.
+    pub fn search(
+        &self,
+        text: &str,
+        facts: Option<&MachineFacts>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, KbError> {
+        let q = self.analyze(text.as_bytes());
+        self.search_query(&q, facts, limit)
+    }
+
+    /// Ranks diagnoses for an analysed paste.
+    pub fn search_query(
+        &self,
+        q: &Query,
+        facts: Option<&MachineFacts>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, KbError> {
+        let m = self.matcher()?;
+        let text = &q.normalized;
+        if text.trim().is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let lower = text.to_lowercase();
+        let mut cands: HashMap<String, Cand> = HashMap::new();
+
+        // 1. signatures (strong) and code messages
+        let mut sig_hit = vec![false; m.sigs.len()];
+        let mut msg_keys: BTreeSet<String> = BTreeSet::new();
+        let mut check_regex = Vec::new();
+        for mat in m.ac.find_overlapping_iter(&lower) {
+            match &m.pats[mat.pattern().as_usize()] {
+                Pat::Sig(i) => sig_hit[*i] = true,
+                Pat::Prefilter(i) => check_regex.push(*i),
+                Pat::Message(k) => {
+                    msg_keys.insert(k.clone());
+                }
+            }
+        }
+        check_regex.sort_unstable();
+        check_regex.dedup();
+        check_regex.extend(m.unfiltered.iter().copied());
+        for i in check_regex {
+            let s = &m.sigs[i];
+            if sig_hit[i] {
+                continue;
+            }
+            let re = s
+                .regex
+                .get_or_init(|| crate::model::compile_signature_regex(&s.pattern).ok());
+            if re.as_ref().is_some_and(|r| r.is_match(text)) {
+                sig_hit[i] = true;
+            }
+        }
+        for (i, s) in m.sigs.iter().enumerate() {
+            if !sig_hit[i] {
+                continue;
+            }
+            let spec = (s.pattern.chars().count().min(80) as f64) / 10.0;
+            let c = cands.entry(s.entry.clone()).or_default();
+            c.sig.push(s.weight * (8.0 + spec));
+            c.matched.push(format!(
+                "signature ({}): {}",
+                s.kind,
+                short(&s.pattern, 90)
+            ));
+        }
+
+        // 2. codes: names, messages, numbers, Xids
+        let mut keys: BTreeMap<String, (f64, String)> = BTreeMap::new();
+        let mut add_key = |k: String, strength: f64, why: String| {
+            let e = keys.entry(k).or_insert((0.0, String::new()));
+            if strength > e.0 {
+                *e = (strength, why);
+            }
+        };
+        for n in &q.signals.code_names {
+            for k in m.names.get(&n.to_lowercase()).into_iter().flatten() {
+                add_key(k.clone(), 9.0, format!("code name {n} ({k})"));
+            }
+        }
+        for k in msg_keys {
+            add_key(k.clone(), 6.0, format!("code message of {k}"));
+        }
+        for n in &q.signals.cuda_numbers {
+            for lib in ["cuda", "cudart"] {
+                let k = format!("{lib}:{n}");
+                if m.codes.contains_key(&k) {
+                    add_key(k.clone(), 3.5, format!("error number {n} ({k})"));
+                }
+            }
+        }
+        for n in &q.signals.nccl_numbers {
+            add_key(format!("nccl:{n}"), 3.5, format!("NCCL result {n}"));
+        }
+        for n in &q.signals.xids {
+            add_key(format!("xid:{n}"), 9.0, format!("Xid {n}"));
+        }
+        for (k, (strength, why)) in keys {
+            let Some(rows) = m.codes.get(&k) else {
+                continue;
+            };
+            let linked: BTreeSet<&String> = rows.iter().flat_map(|r| r.linked.iter()).collect();
+            if linked.is_empty() {
+                let c = cands.entry(rows[0].id.clone()).or_default();
+                c.code.push(strength * 0.8);
+                c.matched.push(why.clone());
+                c.code_key = Some(k.clone());
+            }
+            for id in linked {
+                let c = cands.entry(id.clone()).or_default();
+                c.code.push(strength);
+                c.matched.push(why.clone());
+            }
+        }
+
+        // 3. BM25 (weak)
+        let bm = self.bm25(text, 40)?;
+        let max_bm = bm.iter().map(|(s, _, _)| *s).fold(0.0_f64, f64::max);
+        for (s, id, kind) in &bm {
+            let rel = if max_bm > 0.0 { s / max_bm } else { 0.0 };
+            // raw BM25 also matters: a weak best match should not look strong
+            let part = 6.0 * rel * (max_bm / 12.0).min(1.0);
+            if kind == "code" {
+                let links: Vec<String> = m
+                    .codes
+                    .values()
+                    .flatten()
+                    .find(|c| &c.id == id)
+                    .map(|c| c.linked.clone())
+                    .unwrap_or_default();
+                if links.is_empty() {
+                    cands.entry(id.clone()).or_default().bm25 += part * 0.5;
+                } else {
+                    for l in links {
+                        cands.entry(l).or_default().bm25 += part * 0.3;
+                    }
+                }
+            } else {
+                cands.entry(id.clone()).or_default().bm25 += part;
+            }
+        }
+
+        // 4. score, rules
+        let qtokens: BTreeSet<String> = tokenize::err_tokens(text)
+            .into_iter()
+            .map(|(t, _, _)| t)
+            .filter(|t| t.len() > 2)
+            .collect();
+        let mut scored: Vec<(f64, String, Cand, Vec<RuleVerdict>)> = Vec::new();
+        for (id, mut c) in cands {
+            let strong = diminishing(&mut c.sig) + diminishing(&mut c.code);
+            let mut score = strong + c.bm25;
+            if strong == 0.0 && c.bm25 < 1.5 {
+                continue;
+            }
+            let mut verdicts = Vec::new();
+            if let (Some(f), Some(e)) = (facts, m.entries.get(&id)) {
+                for p in &e.conditions {
+                    match rules::evaluate(p, f) {
+                        Verdict::Confirmed(s) => {
+                            score += 10.0;
+                            verdicts.push(RuleVerdict {
+                                predicate: p.clone(),
+                                outcome: "confirmed".into(),
+                                because: s,
+                            });
+                        }
+                        Verdict::RuledOut(s) => {
+                            score *= 0.3;
+                            verdicts.push(RuleVerdict {
+                                predicate: p.clone(),
+                                outcome: "ruled_out".into(),
+                                because: s,
+                            });
+                        }
+                        Verdict::Unknown => {}
+                    }
+                }
+            }
+            if c.code_key.is_some() {
+                score *= 0.9;
+            }
+            scored.push((score, id, c, verdicts));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        scored.truncate(limit);
+        let top = scored.first().map(|s| s.0).unwrap_or(1.0).max(1e-9);
+        let mut hits = Vec::new();
+        for (score, id, c, verdicts) in scored {
+            let has_strong = !c.sig.is_empty() || !c.code.is_empty();
+            let mut conf = 1.0 - (-score / 14.0).exp();
+            if !has_strong {
+                conf = conf.min(0.45);
+            }
+            conf *= 0.5 + 0.5 * (score / top);
+            if verdicts.iter().any(|v| v.outcome == "confirmed") {
+                conf = conf.max(0.9);
+            }
+            let conf = (conf * 100.0).round() / 100.0;
+            let mut matched = c.matched;
+            if let Some(meta) = m.entries.get(&id) {
+                let words = entry_words(self, &id, meta, &qtokens)?;
+                if !words.is_empty() {
+                    matched.push(format!("words: {}", words.join(", ")));
+                }
+                let entry = self.entry(&id)?;
+                let (fixes, confirm, sources) = entry
+                    .map(|e: Entry| (e.fixes, e.confirm, e.sources))
+                    .unwrap_or_default();
+                hits.push(Hit {
+                    id: id.clone(),
+                    kind: "curated".into(),
+                    category: meta.category.clone(),
+                    layer: meta.layer.clone(),
+                    title: meta.title.clone(),
+                    summary: meta.summary.clone(),
+                    score: (score * 100.0).round() / 100.0,
+                    confidence: conf.clamp(0.0, 0.99),
+                    matched,
+                    fixes,
+                    confirm,
+                    sources,
+                    verdicts,
+                });
+            } else if let Some(code) = m.codes.values().flatten().find(|c| c.id == id) {
+                hits.push(code_hit(code, score, conf, matched));
+            }
+        }
+        Ok(hits)
+    }
+
+    /// BM25 over the index: (score, id, kind), best first.
+    fn bm25(&self, text: &str, n: usize) -> Result<Vec<(f64, String, String)>, KbError> {
+        let mut w: Vec<String> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (t, _, _) in tokenize::err_tokens(text) {
+            if seen.insert(t.clone()) {
+                w.push(t);
+            }
+        }
+        let mut s: Vec<String> = Vec::new();
+        let mut seen_s = BTreeSet::new();
+        for t in tokenize::split_tokens(text) {
+            if t.len() > 1 && seen_s.insert(t.clone()) {
+                s.push(t);
+            }
+        }
+        let trim = |v: &mut Vec<String>| {
+            if v.len() > MAX_TERMS {
+                let tail = v.split_off(v.len() - MAX_TERMS / 2);
+                v.truncate(MAX_TERMS / 2);
+                v.extend(tail);
+            }
+        };
+        trim(&mut w);
+        trim(&mut s);
+        let mut subs: Vec<(Occur, Box<dyn TQuery>)> = Vec::new();
+        for (i, (field, boost)) in self.fields.text.iter().enumerate() {
+            let terms = if i % 2 == 0 { &w } else { &s };
+            for t in terms {
+                let term = Term::from_field_text(*field, t);
+                if self.searcher.doc_freq(&term)? == 0 {
+                    continue;
+                }
+                let tq = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                subs.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), *boost))));
+            }
+        }
+        if subs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = BooleanQuery::new(subs);
+        let top = self
+            .searcher
+            .search(&query, &TopDocs::with_limit(n).order_by_score())?;
+        let mut out = Vec::new();
+        for (score, addr) in top {
+            let doc: TantivyDocument = self.searcher.doc(addr)?;
+            let get = |f| {
+                doc.get_first(f)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            out.push((score as f64, get(self.fields.id), get(self.fields.kind)));
+        }
+        Ok(out)
+    }
+}
+
+/// Query tokens that appear in the entry's own text (title, summary, keywords, signatures).
+fn entry_words(
+    kb: &Kb,
+    id: &str,
+    meta: &EntryMeta,
+    q: &BTreeSet<String>,
+) -> Result<Vec<String>, KbError> {
+    let mut text = format!("{} {}", meta.title, meta.summary);
+    if let Some(e) = kb.entry(id)? {
+        text.push(' ');
+        text.push_str(&e.keywords.join(" "));
+        for s in &e.signatures {
+            text.push(' ');
+            text.push_str(s.pattern());
+        }
+    }
+    const STOP: &[&str] = &["the", "and", "for", "not", "with", "this", "that", "are", "was", "from", "error", "has", "you", "your", "can", "cuda"];
+    let toks: BTreeSet<String> = tokenize::err_tokens(&text)
+        .into_iter()
+        .map(|(t, _, _)| t)
+        .collect();
+    Ok(q.iter()
+        .filter(|t| toks.contains(*t) && !STOP.contains(&String::as_str(t)))
+        .take(12)
+        .cloned()
+        .collect())
+}
+
+fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit {
+    let layer = if code.id.starts_with("xid") {
+        "hardware"
+    } else if code.id.starts_with("cuda-") || code.id.starts_with("nvml") {
+        "driver"
+    } else if code.id.starts_with("nccl") {
+        "multi_gpu"
+    } else {
+        "runtime"
+    };
+    let urls: Vec<Source> = code
+        .source
+        .split_whitespace()
+        .filter(|w| w.starts_with("http"))
+        .map(|u| Source {
+            url: u.trim_end_matches([')', ';', ',', '.']).to_string(),
+            title: code.library.clone(),
+        })
+        .collect();
+    Hit {
+        id: code.id.clone(),
+        kind: "code".into(),
+        category: "code".into(),
+        layer: layer.into(),
+        title: format!("{}: {}", code.name, code.message),
+        summary: format!(
+            "{} {} ({}). No curated diagnosis explains it yet; see `gpukb explain {}`.",
+            code.library, code.name, code.message, code.id
+        ),
+        score: (score * 100.0).round() / 100.0,
+        confidence: (conf.min(0.6) * 100.0).round() / 100.0,
+        matched,
+        fixes: Vec::new(),
+        confirm: Vec::new(),
+        sources: urls,
+        verdicts: Vec::new(),
+    }
+}
