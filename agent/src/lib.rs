@@ -3,6 +3,29 @@
 //! CUDA driver API) and produces a [`fingerprint::Fingerprint`] in which every
 //! fact records where it came from.
 
+pub mod collect;
 pub mod elf;
 pub mod fatbin;
+pub mod fingerprint;
 pub mod host;
+pub mod parse;
+
+pub use collect::{fingerprint, Deadlines};
+pub use fingerprint::Fingerprint;
+
+/// The C library's version (`gnu_get_libc_version`), or `None` when this
+/// process is not linked against glibc.
+pub(crate) fn libc_version() -> Result<Option<String>, host::HostError> {
+    let this = libloading::os::unix::Library::this();
+    // SAFETY: gnu_get_libc_version takes nothing and returns a static C string.
+    let f = unsafe {
+        this.get::<unsafe extern "C" fn() -> *const std::os::raw::c_char>(b"gnu_get_libc_version\0")
+    };
+    let Ok(f) = f else {
+        return Ok(None);
+    };
+    // SAFETY: see above; the pointer is static and NUL-terminated.
+    let s = unsafe { std::ffi::CStr::from_ptr(f()) };
+    Ok(Some(s.to_string_lossy().into_owned()))
+}
+pub mod probe;

@@ -1,1 +1,50 @@
 //! The `gpukb` command line: the only crate that prints or picks exit codes.
+//! Each subcommand lives in its own module with its clap arguments and a
+//! `run` function writing to the given output.
+
+pub mod capture;
+pub mod explain;
+pub mod facts;
+pub mod fingerprint;
+pub mod kb_cmd;
+pub mod machine;
+pub mod report;
+pub mod search;
+pub mod style;
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// gpukb: an offline doctor for NVIDIA GPU software stacks.
+#[derive(Debug, Parser)]
+#[command(name = "gpukb", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Describe this machine's NVIDIA stack (driver, NVML, CUDA, libraries, PyTorch), each fact with its source.
+    Fingerprint(fingerprint::FingerprintArgs),
+    /// Record what a fingerprint observes into a directory, to replay it elsewhere with --replay.
+    Capture(capture::CaptureArgs),
+    /// Paste an error (arguments or stdin) and get ranked diagnoses with fixes, offline.
+    Search(search::SearchArgs),
+    /// Browse, check and measure the knowledge base.
+    Kb(kb_cmd::KbArgs),
+    /// Explain error codes: 209, CUDA_ERROR_SYSTEM_NOT_READY, xid 79, nccl 2 ...
+    Explain(explain::ExplainArgs),
+}
+
+/// Runs gpukb with `args`, writing results to `out`.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Command::Fingerprint(a) => fingerprint::run(a, out),
+        Command::Capture(a) => capture::run(a, out),
+        Command::Search(a) => search::run(a, out),
+        Command::Kb(a) => kb_cmd::run(a, out),
+        Command::Explain(a) => explain::run(a, out),
+    }
+}

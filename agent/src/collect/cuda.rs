@@ -1,0 +1,121 @@
+//! The CUDA driver API (`libcuda.so.1`, loaded at run time through cudarc):
+//! `cuDriverGetVersion`, `cuInit` with its exact CUresult name, devices.
+//! cudarc panics when libcuda is missing, so presence is checked first and
+//! every call runs under the host's deadline and panic guard.
+
+use crate::fingerprint::{CudaDevice, CudaFacts, Observed, Source};
+use crate::host::{Host, HostError};
+use cudarc::driver::sys::{self, CUdevice_attribute as A, CUresult};
+use std::time::Duration;
+
+pub(super) fn collect(host: &Host, deadline: Duration) -> Observed<CudaFacts> {
+    let source = Source::CudaDriver {
+        call: "cuInit".into(),
+    };
+    match host.answer("cuda", deadline, live) {
+        Ok(Some(f)) => Observed::found(f, source),
+        Ok(None) => Observed::absent(
+            source,
+            "libcuda.so.1 not found: no NVIDIA driver user-space libraries",
+        ),
+        Err(e) => Observed::failed(source, e),
+    }
+}
+
+/// The exact CUresult name, e.g. `CUDA_ERROR_NO_DEVICE`.
+pub fn result_name(r: CUresult) -> String {
+    format!("{r:?}")
+}
+
+fn check(call: &str, r: CUresult) -> Result<(), HostError> {
+    if r == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(HostError::Library {
+            what: call.into(),
+            message: result_name(r),
+        })
+    }
+}
+
+fn live() -> Result<Option<CudaFacts>, HostError> {
+    // SAFETY: only asks whether the library can be dlopen'ed.
+    if !unsafe { sys::is_culib_present() } {
+        return Ok(None);
+    }
+    let mut v = 0;
+    // SAFETY: FFI with a valid out-pointer; works before cuInit.
+    check("cuDriverGetVersion", unsafe {
+        sys::cuDriverGetVersion(&mut v)
+    })?;
+    let driver_version = format!("{}.{}", v / 1000, (v % 1000) / 10);
+    // SAFETY: FFI, flags must be 0.
+    let init = unsafe { sys::cuInit(0) };
+    let mut devices = Vec::new();
+    if init == CUresult::CUDA_SUCCESS {
+        let mut n = 0;
+        // SAFETY: valid out-pointer after a successful cuInit.
+        check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut n) })?;
+        for i in 0..n {
+            devices.push(device(i)?);
+        }
+    }
+    Ok(Some(CudaFacts {
+        driver_version,
+        init: result_name(init),
+        devices,
+    }))
+}
+
+fn device(ordinal: i32) -> Result<CudaDevice, HostError> {
+    let mut dev = 0;
+    // SAFETY: valid out-pointer, ordinal below the device count.
+    check("cuDeviceGet", unsafe {
+        sys::cuDeviceGet(&mut dev, ordinal)
+    })?;
+    let attr = |a: A| -> Result<i32, HostError> {
+        let mut v = 0;
+        // SAFETY: valid out-pointer and device.
+        check("cuDeviceGetAttribute", unsafe {
+            sys::cuDeviceGetAttribute(&mut v, a, dev)
+        })?;
+        Ok(v)
+    };
+    let mut name = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer is 256 bytes and the length says so.
+    check("cuDeviceGetName", unsafe {
+        sys::cuDeviceGetName(name.as_mut_ptr(), 256, dev)
+    })?;
+    let mut bus = [0 as std::ffi::c_char; 64];
+    // SAFETY: as above, 64 bytes.
+    check("cuDeviceGetPCIBusId", unsafe {
+        sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), 64, dev)
+    })?;
+    let mut mem = 0usize;
+    // SAFETY: valid out-pointer.
+    check("cuDeviceTotalMem", unsafe {
+        sys::cuDeviceTotalMem_v2(&mut mem, dev)
+    })?;
+    let text = |b: &[std::ffi::c_char]| {
+        // SAFETY: the driver NUL-terminates within the buffer; the last byte is still 0.
+        unsafe { std::ffi::CStr::from_ptr(b.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Ok(CudaDevice {
+        ordinal: ordinal as u32,
+        name: text(&name),
+        compute_capability: format!(
+            "{}.{}",
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?
+        ),
+        total_memory_mib: (mem >> 20) as u64,
+        multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+        clock_mhz: (attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
+        memory_clock_mhz: (attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000) as u32,
+        memory_bus_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
+        integrated: attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED)? != 0,
+        pci_bus_id: text(&bus),
+    })
+}

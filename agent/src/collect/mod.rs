@@ -1,0 +1,181 @@
+//! Collectors: read the machine through the [`Host`] seam and fill a
+//! [`Fingerprint`]. Independent sources run concurrently, each on its own
+//! thread with its own deadline, so one hung source (a wedged driver, a stuck
+//! `nvidia-smi`) never delays the others beyond its deadline.
+
+mod cuda;
+mod driver;
+mod libraries;
+mod nvml;
+mod python;
+mod system;
+
+use crate::fingerprint::*;
+use crate::host::{with_deadline, Host, HostError};
+use crate::parse::ld_cache::CacheEntry;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+pub use libraries::{family_of, FAMILIES};
+
+/// How long each group of sources may take.
+#[derive(Debug, Clone)]
+pub struct Deadlines {
+    pub files: Duration,
+    pub nvml: Duration,
+    pub cuda: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            files: Duration::from_secs(10),
+            nvml: Duration::from_secs(5),
+            cuda: Duration::from_secs(8),
+        }
+    }
+}
+
+/// Shared, lazily read facts several collectors need.
+pub(crate) struct Context {
+    pub host: Arc<Host>,
+    ld_cache: OnceLock<Result<Option<Vec<CacheEntry>>, HostError>>,
+}
+
+impl Context {
+    /// `/etc/ld.so.cache`, parsed once.
+    pub fn ld_cache(&self) -> &Result<Option<Vec<CacheEntry>>, HostError> {
+        self.ld_cache.get_or_init(|| {
+            let path = "/etc/ld.so.cache";
+            match self.host.read(path)? {
+                None => Ok(None),
+                Some(bytes) => crate::parse::ld_cache::parse_ld_cache(&bytes)
+                    .map(Some)
+                    .map_err(|message| HostError::Parse {
+                        path: path.into(),
+                        message,
+                    }),
+            }
+        })
+    }
+}
+
+fn spawn<T: Send + 'static>(
+    ctx: &Arc<Context>,
+    what: &str,
+    deadline: Duration,
+    f: impl FnOnce(&Context) -> T + Send + 'static,
+) -> std::thread::JoinHandle<Result<T, HostError>> {
+    let ctx = ctx.clone();
+    let what = what.to_string();
+    std::thread::spawn(move || {
+        with_deadline(&what, deadline, move || Ok(Some(f(&ctx)))).map(|v| v.expect("Some"))
+    })
+}
+
+fn join<T>(
+    h: std::thread::JoinHandle<Result<T, HostError>>,
+    on_fail: impl FnOnce(HostError) -> T,
+) -> T {
+    match h.join() {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => on_fail(e),
+        Err(_) => on_fail(HostError::Library {
+            what: "collector".into(),
+            message: "panicked".into(),
+        }),
+    }
+}
+
+/// Observes the machine behind `host`.
+pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
+    let ctx = Arc::new(Context {
+        host,
+        ld_cache: OnceLock::new(),
+    });
+    let d = deadlines.clone();
+    let h_sys = spawn(&ctx, "host facts", d.files, system::collect);
+    let h_drv = spawn(&ctx, "driver files", d.files, driver::collect_files);
+    let h_nvml = {
+        let host = ctx.host.clone();
+        let dl = d.nvml;
+        std::thread::spawn(move || Ok::<_, HostError>(nvml::collect(&host, dl)))
+    };
+    let h_cuda = {
+        let host = ctx.host.clone();
+        let dl = d.cuda;
+        std::thread::spawn(move || Ok::<_, HostError>(cuda::collect(&host, dl)))
+    };
+    let h_libs = spawn(&ctx, "CUDA libraries", d.files, libraries::collect);
+    let h_py = spawn(&ctx, "Python environments", d.files, python::collect);
+
+    let timed_out = |what: &str, e: HostError| format!("{what}: {e}");
+    let host_facts = join(h_sys, |e| system::failed(&e));
+    let nvml = join(h_nvml, |e| {
+        Observed::failed(
+            Source::Nvml {
+                call: "nvmlInit".into(),
+            },
+            e,
+        )
+    });
+    let cuda = join(h_cuda, |e| {
+        Observed::failed(
+            Source::CudaDriver {
+                call: "cuInit".into(),
+            },
+            e,
+        )
+    });
+    let mut drv = join(h_drv, |e| driver::failed(&e));
+    driver::fill_fallbacks(&ctx, &mut drv, &nvml);
+    let libraries = join(h_libs, |e| LibraryFacts {
+        files: vec![],
+        toolkits: vec![],
+        conflicts: vec![],
+        problems: vec![timed_out("library search", e)],
+    });
+    let (python, wheel_libs) = join(h_py, |_| (Vec::new(), Vec::new()));
+    let mut libraries = libraries;
+    libraries.files.extend(wheel_libs);
+    libraries.files = libraries::dedupe(std::mem::take(&mut libraries.files));
+    libraries.conflicts = libraries::conflicts(&libraries.files);
+    let env = ctx
+        .host
+        .env()
+        .all()
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "HOME" | "PATH" | "PYTHONPATH"))
+        .map(|(k, v)| EnvVar {
+            name: k.clone(),
+            value: v.clone(),
+        })
+        .collect();
+    Fingerprint {
+        schema: SCHEMA_VERSION,
+        host: host_facts,
+        driver: drv,
+        nvml,
+        cuda,
+        libraries,
+        python,
+        env,
+    }
+}
+
+/// Turns a seam outcome into an observation.
+pub(crate) fn observe<T, U>(
+    r: Result<Option<T>, HostError>,
+    source: Source,
+    absent_note: &str,
+    f: impl FnOnce(T) -> Result<U, String>,
+) -> Observed<U> {
+    match r {
+        Ok(Some(v)) => match f(v) {
+            Ok(u) => Observed::found(u, source),
+            Err(e) => Observed::failed(source, e),
+        },
+        Ok(None) => Observed::absent(source, absent_note),
+        Err(e) => Observed::failed(source, e),
+    }
+}

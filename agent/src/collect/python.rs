@@ -1,0 +1,442 @@
+//! Python environments read without running Python: where site-packages
+//! directories are (venvs, conda, system, user), the PyTorch in each
+//! (`torch/version.py`, METADATA pins, the GPU code in `libtorch_cuda.so`,
+//! which CUDA libraries it would load), `nvidia-*` wheels and other
+//! CUDA-carrying packages.
+
+use super::libraries::{family_of, scan_dir};
+use super::Context;
+use crate::fingerprint::{
+    LibraryFile, Observed, Package, PythonEnv, ResolvedLibrary, Source, TorchInstall,
+};
+use crate::host::{EntryKind, Host};
+use crate::parse::python as p;
+use crate::parse::system;
+use std::collections::BTreeSet;
+
+/// Packages that carry CUDA code of their own.
+const CUDA_PACKAGES: &[&str] = &[
+    "torchvision",
+    "torchaudio",
+    "vllm",
+    "xformers",
+    "flash-attn",
+    "bitsandbytes",
+    "triton",
+    "jax",
+    "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+    "tensorflow",
+    "onnxruntime-gpu",
+    "tensorrt",
+    "cupy-cuda12x",
+    "cupy-cuda13x",
+    "mmcv",
+    "deepspeed",
+];
+
+fn list_names(host: &Host, dir: &str, kind: EntryKind) -> Vec<String> {
+    match host.list(dir) {
+        Ok(Some(v)) => v
+            .into_iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| e.name)
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// Candidate environment prefixes, in a documented order: the active venv
+/// and conda env, interpreters on `PATH`, conda installs, per-user tools,
+/// `/opt/*` venvs, then the system Pythons.
+fn prefixes(host: &Host) -> Vec<(String, String)> {
+    let env = host.env();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut push = |kind: &str, p: String| out.push((kind.to_string(), p));
+    if let Some(v) = env.get("VIRTUAL_ENV") {
+        push("venv", v.to_string());
+    }
+    if let Some(v) = env.get("CONDA_PREFIX") {
+        push("conda", v.to_string());
+    }
+    for d in env.path_dirs() {
+        if let Some(parent) = d.strip_suffix("/bin") {
+            if host
+                .exists(&format!("{parent}/pyvenv.cfg"))
+                .unwrap_or(false)
+            {
+                push("venv", parent.to_string());
+            } else if host
+                .exists(&format!("{parent}/conda-meta"))
+                .unwrap_or(false)
+            {
+                push("conda", parent.to_string());
+            }
+        }
+    }
+    let mut homes: Vec<String> = vec!["/root".into()];
+    homes.extend(
+        list_names(host, "/home", EntryKind::Dir)
+            .into_iter()
+            .map(|n| format!("/home/{n}")),
+    );
+    if let Some(h) = env.get("HOME") {
+        homes.insert(0, h.to_string());
+    }
+    let mut conda_roots = vec![
+        "/opt/conda".to_string(),
+        "/opt/miniconda3".into(),
+        "/opt/miniforge3".into(),
+    ];
+    for h in &homes {
+        for c in [
+            "miniconda3",
+            "anaconda3",
+            "miniforge3",
+            "mambaforge",
+            ".conda",
+        ] {
+            conda_roots.push(format!("{h}/{c}"));
+        }
+    }
+    for c in &conda_roots {
+        if host.exists(&format!("{c}/conda-meta")).unwrap_or(false) {
+            push("conda", c.clone());
+        }
+        for e in list_names(host, &format!("{c}/envs"), EntryKind::Dir) {
+            push("conda", format!("{c}/envs/{e}"));
+        }
+    }
+    for h in &homes {
+        push("user", format!("{h}/.local"));
+        for d in [
+            ".pyenv/versions",
+            ".virtualenvs",
+            ".local/share/pipx/venvs",
+            ".cache/pypoetry/virtualenvs",
+        ] {
+            for e in list_names(host, &format!("{h}/{d}"), EntryKind::Dir) {
+                push("venv", format!("{h}/{d}/{e}"));
+            }
+        }
+        for v in [".venv", "venv"] {
+            push("venv", format!("{h}/{v}"));
+        }
+    }
+    for o in list_names(host, "/opt", EntryKind::Dir) {
+        for v in ["", "/.venv", "/venv"] {
+            push("venv", format!("/opt/{o}{v}"));
+        }
+    }
+    push("system", "/usr/local".into());
+    push("system", "/usr".into());
+    out
+}
+
+/// The site-packages directories of a prefix.
+fn site_dirs(host: &Host, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for py in list_names(host, &format!("{prefix}/lib"), EntryKind::Dir) {
+        if !py.starts_with("python3") {
+            continue;
+        }
+        for sub in ["site-packages", "dist-packages"] {
+            let d = format!("{prefix}/lib/{py}/{sub}");
+            if host.exists(&d).unwrap_or(false) {
+                out.push(d);
+            }
+        }
+    }
+    if prefix == "/usr"
+        && host
+            .exists("/usr/lib/python3/dist-packages")
+            .unwrap_or(false)
+    {
+        out.push("/usr/lib/python3/dist-packages".into());
+    }
+    out
+}
+
+fn python_of(site: &str) -> Option<String> {
+    site.split('/')
+        .find_map(|c| c.strip_prefix("python"))
+        .filter(|v| v.starts_with('3') && v.len() > 1)
+        .map(String::from)
+}
+
+pub(super) fn collect(ctx: &Context) -> (Vec<PythonEnv>, Vec<LibraryFile>) {
+    let host = &ctx.host;
+    let mut seen = BTreeSet::new();
+    let mut envs = Vec::new();
+    let mut libs = Vec::new();
+    for (kind, prefix) in prefixes(host) {
+        if !host.exists(&prefix).unwrap_or(false) {
+            continue;
+        }
+        for site in site_dirs(host, &prefix) {
+            let Ok(Some(real)) = host.canonicalize(&site) else {
+                continue;
+            };
+            if !seen.insert(real) {
+                continue;
+            }
+            if let Some(env) = scan_site(ctx, &kind, &site, &mut libs) {
+                envs.push(env);
+            }
+        }
+        if kind == "conda" {
+            let via = format!("conda env {prefix}");
+            if let Ok(v) = scan_dir(host, &format!("{prefix}/lib"), &via, None) {
+                libs.extend(v);
+            }
+        }
+    }
+    (envs, libs)
+}
+
+/// The wheel that owns a library inside `site/nvidia/<dir>/lib`.
+fn owning_wheel<'a>(wheels: &'a [Package], dir: &str, family: &str) -> Option<&'a Package> {
+    let key = match (dir, family) {
+        (_, "libcudart") => "nvidia-cuda-runtime",
+        (_, "libnvrtc") => "nvidia-cuda-nvrtc",
+        (_, "libcublas" | "libcublasLt") => "nvidia-cublas",
+        (_, "libnvJitLink") => "nvidia-nvjitlink",
+        (_, "libcudnn") => "nvidia-cudnn",
+        (_, "libnccl") => "nvidia-nccl",
+        (_, "libcufft") => "nvidia-cufft",
+        (_, "libcusparse") => "nvidia-cusparse",
+        (_, "libcurand") => "nvidia-curand",
+        (_, "libcusolver") => "nvidia-cusolver",
+        _ => return None,
+    };
+    wheels
+        .iter()
+        .filter(|w| w.name == key || w.name.starts_with(&format!("{key}-cu")))
+        // Prefer a real wheel over the 0.0.1 `-cu13` placeholder packages.
+        .max_by_key(|w| !w.version.starts_with("0.0."))
+}
+
+/// cuDNN/NCCL wheels carry a 4th build number: 9.19.0.56 → 9.19.0.
+fn library_version(family: &str, wheel_version: &str) -> String {
+    if matches!(family, "libcudnn" | "libnccl") {
+        wheel_version
+            .split('.')
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(".")
+    } else {
+        wheel_version.to_string()
+    }
+}
+
+fn scan_site(
+    ctx: &Context,
+    kind: &str,
+    site: &str,
+    libs: &mut Vec<LibraryFile>,
+) -> Option<PythonEnv> {
+    let host = &ctx.host;
+    let entries = host.list(site).ok().flatten()?;
+    let mut dists: Vec<Package> = entries
+        .iter()
+        .filter_map(|e| e.name.strip_suffix(".dist-info"))
+        .filter_map(|n| n.split_once('-'))
+        .map(|(n, v)| Package {
+            name: p::normalize_name(n),
+            version: v.to_string(),
+        })
+        .collect();
+    dists.sort_by(|a, b| a.name.cmp(&b.name));
+    let nvidia_wheels: Vec<Package> = dists
+        .iter()
+        .filter(|d| d.name.starts_with("nvidia-"))
+        .cloned()
+        .collect();
+    let cuda_packages: Vec<Package> = dists
+        .iter()
+        .filter(|d| CUDA_PACKAGES.contains(&d.name.as_str()))
+        .cloned()
+        .collect();
+    let has_torch = entries
+        .iter()
+        .any(|e| e.name == "torch" && e.kind == EntryKind::Dir);
+    if !has_torch && nvidia_wheels.is_empty() && cuda_packages.is_empty() {
+        return None;
+    }
+    // Libraries shipped in nvidia-* wheels.
+    let mut wheel_libs = Vec::new();
+    for sub in list_names(host, &format!("{site}/nvidia"), EntryKind::Dir) {
+        let dir = format!("{site}/nvidia/{sub}/lib");
+        if let Ok(found) = scan_dir(host, &dir, "pip wheel", None) {
+            for mut f in found {
+                if let Some(w) = owning_wheel(&nvidia_wheels, &sub, &f.family) {
+                    f.version = Some(library_version(&f.family, &w.version));
+                    f.found_via = format!("pip {} {}", w.name, w.version);
+                }
+                wheel_libs.push(f);
+            }
+        }
+    }
+    let torch = has_torch
+        .then(|| torch(ctx, site, &dists, &wheel_libs))
+        .flatten();
+    libs.extend(wheel_libs);
+    Some(PythonEnv {
+        site_packages: site.to_string(),
+        kind: kind.to_string(),
+        python: python_of(site),
+        torch,
+        nvidia_wheels,
+        cuda_packages,
+    })
+}
+
+fn torch(
+    ctx: &Context,
+    site: &str,
+    dists: &[Package],
+    wheel_libs: &[LibraryFile],
+) -> Option<TorchInstall> {
+    let host = &ctx.host;
+    let vpath = format!("{site}/torch/version.py");
+    let v = p::parse_torch_version_py(&host.read_string(&vpath).ok().flatten()?)?;
+    let meta = dists
+        .iter()
+        .find(|d| d.name == "torch")
+        .and_then(|d| {
+            host.read_string(&format!("{site}/torch-{}.dist-info/METADATA", d.version))
+                .ok()
+                .flatten()
+        })
+        .and_then(|t| p::parse_dist_metadata(&t));
+    let pin_mismatches = meta
+        .map(|m| {
+            m.requires
+                .iter()
+                .filter(|(n, spec)| n.starts_with("nvidia-") && spec.starts_with("=="))
+                .filter_map(|(n, spec)| {
+                    let want = &spec[2..];
+                    let n = p::normalize_name(n);
+                    match dists.iter().find(|d| d.name == n) {
+                        Some(d) if d.version == want => None,
+                        Some(d) => Some(format!("{n}: torch pins {want}, installed {}", d.version)),
+                        None => Some(format!("{n}: torch pins {want}, not installed here")),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let lib_dir = format!("{site}/torch/lib");
+    let so = format!("{lib_dir}/libtorch_cuda.so");
+    let elf = host.elf(&so);
+    let kernels = match &elf {
+        Ok(Some(info)) => match &info.fatbin {
+            Some(f) => Observed::found(f.clone(), Source::Elf { path: so.clone() }),
+            None => Observed::absent(
+                Source::Elf { path: so.clone() },
+                "libtorch_cuda.so carries no GPU code",
+            ),
+        },
+        Ok(None) => Observed::absent(
+            Source::Listing {
+                path: lib_dir.clone(),
+            },
+            if v.cuda.is_none() {
+                "CPU-only build: no libtorch_cuda.so"
+            } else {
+                "libtorch_cuda.so is missing"
+            },
+        ),
+        Err(e) => Observed::failed(Source::Elf { path: so.clone() }, e),
+    };
+    let loads = match &elf {
+        Ok(Some(info)) => info
+            .needed
+            .iter()
+            .filter(|n| family_of(n).is_some())
+            .map(|n| resolve(ctx, n, info, &lib_dir, wheel_libs))
+            .collect(),
+        _ => vec![],
+    };
+    Some(TorchInstall {
+        version: v.version,
+        cuda: v.cuda,
+        git_version: v.git_version,
+        source: Source::file(vpath),
+        kernels,
+        loads,
+        pin_mismatches,
+    })
+}
+
+/// Resolves `soname` the way glibc's loader does for `libtorch_cuda.so`:
+/// DT_RPATH (when there is no DT_RUNPATH), `LD_LIBRARY_PATH`, DT_RUNPATH,
+/// `/etc/ld.so.cache`, then the default directories.
+fn resolve(
+    ctx: &Context,
+    soname: &str,
+    info: &crate::elf::ElfInfo,
+    origin: &str,
+    wheel_libs: &[LibraryFile],
+) -> ResolvedLibrary {
+    let host = &ctx.host;
+    let expand = |d: &str| d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin);
+    let mut dirs: Vec<(String, String)> = Vec::new();
+    if info.runpath.is_empty() {
+        dirs.extend(info.rpath.iter().map(|d| (expand(d), format!("RPATH {d}"))));
+    }
+    if let Some(llp) = host.env().get("LD_LIBRARY_PATH") {
+        dirs.extend(
+            llp.split(':')
+                .filter(|d| !d.is_empty())
+                .map(|d| (d.to_string(), format!("LD_LIBRARY_PATH {d}"))),
+        );
+    }
+    dirs.extend(
+        info.runpath
+            .iter()
+            .map(|d| (expand(d), format!("RUNPATH {d}"))),
+    );
+    for (dir, via) in &dirs {
+        let path = format!("{}/{soname}", dir.trim_end_matches('/'));
+        if let Ok(Some(real)) = host.canonicalize(&path) {
+            return found(soname, real, via.clone(), wheel_libs);
+        }
+    }
+    if let Ok(Some(entries)) = ctx.ld_cache() {
+        if let Some(e) = entries
+            .iter()
+            .find(|e| e.soname == soname && e.arch != "libc6")
+        {
+            if let Ok(Some(real)) = host.canonicalize(&e.path) {
+                return found(soname, real, "ld.so.cache".into(), wheel_libs);
+            }
+        }
+    }
+    for d in ["/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
+        if let Ok(Some(real)) = host.canonicalize(&format!("{d}/{soname}")) {
+            return found(soname, real, format!("default directory {d}"), wheel_libs);
+        }
+    }
+    ResolvedLibrary {
+        soname: soname.into(),
+        path: None,
+        version: None,
+        via: "not found by the loader".into(),
+    }
+}
+
+fn found(soname: &str, real: String, via: String, wheel_libs: &[LibraryFile]) -> ResolvedLibrary {
+    let version = wheel_libs
+        .iter()
+        .find(|w| w.real_path == real)
+        .and_then(|w| w.version.clone())
+        .or_else(|| system::version_from_file_name(real.rsplit('/').next().unwrap_or("")));
+    ResolvedLibrary {
+        soname: soname.into(),
+        path: Some(real),
+        version,
+        via,
+    }
+}

@@ -1,0 +1,151 @@
+//! Operating-system files: `/etc/os-release`, `/proc/modules`,
+//! `/proc/1/cgroup`, `/proc/version`, CUDA toolkit `version.json`/`version.txt`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Key/value pairs of an os-release file (quotes removed).
+pub fn parse_os_release(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(k, _)| !k.trim().is_empty() && !k.trim_start().starts_with('#'))
+        .map(|(k, v)| {
+            let v = v.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(v);
+            (k.trim().to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// One loaded kernel module from `/proc/modules`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelModule {
+    pub name: String,
+    pub state: String,
+}
+
+/// Parses `/proc/modules`.
+pub fn parse_proc_modules(text: &str) -> Vec<KernelModule> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some(KernelModule {
+                name: f.first()?.to_string(),
+                state: f.get(4).unwrap_or(&"").to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The container runtime a `/proc/1/cgroup` (or mountinfo) text points to.
+pub fn container_from_cgroup(text: &str) -> Option<&'static str> {
+    if text.contains("kubepods") {
+        Some("kubernetes")
+    } else if text.contains("/docker/") || text.contains("docker-") {
+        Some("docker")
+    } else if text.contains("libpod") {
+        Some("podman")
+    } else if text.contains("/lxc/") {
+        Some("lxc")
+    } else {
+        None
+    }
+}
+
+/// Whether a `/proc/version` text comes from a WSL kernel, and which one.
+pub fn wsl_from_proc_version(text: &str) -> Option<&'static str> {
+    let t = text.to_ascii_lowercase();
+    if t.contains("microsoft") {
+        Some(if t.contains("wsl2") || t.contains("microsoft-standard") {
+            "WSL2"
+        } else {
+            "WSL1"
+        })
+    } else {
+        None
+    }
+}
+
+/// The toolkit version in `/usr/local/cuda*/version.json` (CUDA ≥ 11.1).
+pub fn parse_cuda_version_json(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    v.get("cuda")?.get("version")?.as_str().map(String::from)
+}
+
+/// The toolkit version in `version.txt` (`CUDA Version 10.2.89`, CUDA ≤ 11.0).
+pub fn parse_cuda_version_txt(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("CUDA Version "))
+        .map(|v| v.trim().to_string())
+}
+
+/// The version encoded in a library file name: `libcudnn.so.9.14.0` → `9.14.0`.
+pub fn version_from_file_name(name: &str) -> Option<String> {
+    let (_, tail) = name.split_once(".so.")?;
+    let ok = tail
+        .split('.')
+        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    ok.then(|| tail.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_release_h200() {
+        let m = parse_os_release("PRETTY_NAME=\"Ubuntu 24.04.3 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\nID=ubuntu\n");
+        assert_eq!(m["PRETTY_NAME"], "Ubuntu 24.04.3 LTS");
+        assert_eq!(m["ID"], "ubuntu");
+    }
+
+    #[test]
+    fn modules_h200() {
+        let m = parse_proc_modules("nvidia_uvm 1830912 - - Live 0xffffffffc080c000 (O)\nnvidia 14299136 - - Live 0xffffffffc0400000 (O)\n");
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[1].name, "nvidia");
+        assert_eq!(m[1].state, "Live");
+    }
+
+    #[test]
+    fn cgroups_and_wsl() {
+        assert_eq!(
+            container_from_cgroup("0::/kubepods/besteffort/pod1/abc"),
+            Some("kubernetes")
+        );
+        assert_eq!(
+            container_from_cgroup("12:devices:/docker/0123abc"),
+            Some("docker")
+        );
+        assert_eq!(container_from_cgroup("0::/init.scope"), None);
+        assert_eq!(
+            wsl_from_proc_version(
+                "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f)"
+            ),
+            Some("WSL2")
+        );
+    }
+
+    #[test]
+    fn cuda_versions() {
+        assert_eq!(
+            parse_cuda_version_json(r#"{"cuda" : {"name" : "CUDA SDK", "version" : "13.0.2"}}"#)
+                .as_deref(),
+            Some("13.0.2")
+        );
+        assert_eq!(
+            parse_cuda_version_txt("CUDA Version 10.2.89\n").as_deref(),
+            Some("10.2.89")
+        );
+        assert_eq!(
+            version_from_file_name("libcudnn.so.9.14.0").as_deref(),
+            Some("9.14.0")
+        );
+        assert_eq!(version_from_file_name("libcudnn.so"), None);
+        assert_eq!(parse_cuda_version_json("{"), None);
+    }
+}

@@ -1,0 +1,427 @@
+//! The human-readable fingerprint report: sections, one fact per line, each
+//! with its source.
+
+use crate::style::Style;
+use gpukb_agent::fingerprint::*;
+use std::io::{self, Write};
+
+const W: usize = 16;
+
+fn obs<T>(
+    out: &mut dyn Write,
+    s: Style,
+    label: &str,
+    o: &Observed<T>,
+    show: impl Fn(&T) -> String,
+) -> io::Result<()> {
+    match o {
+        Observed::Found { value, source } => writeln!(
+            out,
+            "  {label:<W$}{}  {}",
+            show(value),
+            s.dim(&format!("[{source}]"))
+        ),
+        Observed::Absent { source, note } => writeln!(
+            out,
+            "  {label:<W$}{}  {}",
+            s.yellow(&format!("none: {note}")),
+            s.dim(&format!("[{source}]"))
+        ),
+        Observed::Failed { source, error } => writeln!(
+            out,
+            "  {label:<W$}{}  {}",
+            s.red(&format!("could not tell: {error}")),
+            s.dim(&format!("[{source}]"))
+        ),
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map_or("?".into(), |v| v.to_string())
+}
+
+/// One line answering "is this machine's NVIDIA stack there?".
+pub fn headline(fp: &Fingerprint) -> String {
+    let driver = fp.driver.version.value();
+    let gpus: Vec<String> = match (fp.nvml.value(), fp.cuda.value()) {
+        (Some(n), _) if !n.gpus.is_empty() => n
+            .gpus
+            .iter()
+            .map(|g| format!("{} (CC {})", g.name, opt(&g.compute_capability)))
+            .collect(),
+        (_, Some(c)) => c
+            .devices
+            .iter()
+            .map(|d| format!("{} (CC {})", d.name, d.compute_capability))
+            .collect(),
+        _ => vec![],
+    };
+    let torch: Vec<String> = fp
+        .python
+        .iter()
+        .filter_map(|e| e.torch.as_ref())
+        .map(|t| format!("torch {}", t.version))
+        .collect();
+    let mut parts = Vec::new();
+    match driver {
+        Some(v) => parts.push(format!("NVIDIA driver {v}")),
+        None if fp.driver.libcuda.value().is_none() && !fp.driver.version.is_found() => {
+            parts.push("No NVIDIA driver on this machine".into())
+        }
+        None => parts.push("NVIDIA driver version unknown".into()),
+    }
+    if let Some(n) = fp.nvml.value() {
+        parts.push(format!(
+            "CUDA {} supported by the driver",
+            n.cuda_driver_version
+        ));
+    } else if let Some(c) = fp.cuda.value() {
+        parts.push(format!("CUDA {} supported by the driver", c.driver_version));
+    }
+    if !gpus.is_empty() {
+        parts.push(format!(
+            "{} GPU{}: {}",
+            gpus.len(),
+            if gpus.len() == 1 { "" } else { "s" },
+            gpus.join(", ")
+        ));
+    } else if driver.is_some() {
+        parts.push("no GPU visible".into());
+    }
+    parts.extend(torch);
+    parts.join("; ")
+}
+
+/// Writes the whole report.
+pub fn write_fingerprint(
+    out: &mut dyn Write,
+    fp: &Fingerprint,
+    what: &str,
+    s: Style,
+) -> io::Result<()> {
+    writeln!(out, "{} {}", s.bold("gpukb fingerprint of"), s.bold(what))?;
+    writeln!(out, "{}", headline(fp))?;
+
+    writeln!(out, "\n{}", s.bold("Host"))?;
+    let h = &fp.host;
+    let id = |v: &String| v.clone();
+    obs(out, s, "OS", &h.os, id)?;
+    obs(out, s, "Kernel", &h.kernel, id)?;
+    obs(out, s, "Architecture", &h.arch, id)?;
+    obs(out, s, "glibc", &h.glibc, id)?;
+    obs(out, s, "Container", &h.container, id)?;
+    obs(out, s, "WSL", &h.wsl, id)?;
+    obs(out, s, "Virtualization", &h.virtualization, id)?;
+
+    writeln!(out, "\n{}", s.bold("Kernel driver"))?;
+    let d = &fp.driver;
+    obs(out, s, "Version", &d.version, id)?;
+    obs(out, s, "Module", &d.flavor, |f| {
+        format!("{f} kernel module")
+    })?;
+    obs(out, s, "Loaded", &d.modules, |m| {
+        let on: Vec<&str> = m
+            .iter()
+            .filter(|m| m.loaded)
+            .map(|m| m.name.as_str())
+            .collect();
+        let off: Vec<&str> = m
+            .iter()
+            .filter(|m| !m.loaded)
+            .map(|m| m.name.as_str())
+            .collect();
+        format!(
+            "{}; not loaded: {}",
+            if on.is_empty() {
+                "none".into()
+            } else {
+                on.join(", ")
+            },
+            if off.is_empty() {
+                "none".into()
+            } else {
+                off.join(", ")
+            }
+        )
+    })?;
+    obs(out, s, "Device nodes", &d.device_nodes, |n| {
+        if n.is_empty() {
+            "none".into()
+        } else {
+            n.join(" ")
+        }
+    })?;
+    obs(out, s, "libcuda", &d.libcuda, lib_line)?;
+    obs(out, s, "libnvidia-ml", &d.libnvidia_ml, lib_line)?;
+
+    writeln!(out, "\n{}", s.bold("NVML"))?;
+    obs(out, s, "Driver", &fp.nvml, |n| {
+        format!(
+            "{} (supports CUDA {}), {} GPU(s)",
+            n.driver_version,
+            n.cuda_driver_version,
+            n.gpus.len()
+        )
+    })?;
+    if let Some(n) = fp.nvml.value() {
+        for g in &n.gpus {
+            gpu_lines(out, s, g)?;
+        }
+    }
+
+    writeln!(out, "\n{}", s.bold("CUDA driver API"))?;
+    obs(out, s, "cuInit", &fp.cuda, |c| {
+        format!(
+            "{} (driver API {}), {} device(s)",
+            c.init,
+            c.driver_version,
+            c.devices.len()
+        )
+    })?;
+    if let Some(c) = fp.cuda.value() {
+        for dev in &c.devices {
+            writeln!(
+                out,
+                "  {:<W$}{} CC {}, {} MiB, {} SMs @ {} MHz, {}-bit memory @ {} MHz, {}{}",
+                format!("Device {}", dev.ordinal),
+                dev.name,
+                dev.compute_capability,
+                dev.total_memory_mib,
+                dev.multiprocessors,
+                dev.clock_mhz,
+                dev.memory_bus_bits,
+                dev.memory_clock_mhz,
+                dev.pci_bus_id,
+                if dev.integrated { ", integrated" } else { "" }
+            )?;
+        }
+    }
+
+    writeln!(out, "\n{}", s.bold("CUDA libraries"))?;
+    for t in &fp.libraries.toolkits {
+        obs(out, s, "Toolkit", &t.version, |v| {
+            format!("{v} at {}{}", t.path, if t.nvcc { " (nvcc)" } else { "" })
+        })?;
+    }
+    if fp.libraries.files.is_empty() {
+        writeln!(out, "  {}", s.yellow("no CUDA libraries found"))?;
+    }
+    for f in &fp.libraries.files {
+        writeln!(
+            out,
+            "  {:<W$}{:<10} {}  {}",
+            f.soname,
+            opt(&f.version),
+            f.real_path,
+            s.dim(&format!("[{}]", f.found_via))
+        )?;
+    }
+    for c in &fp.libraries.conflicts {
+        writeln!(out, "  {:<W$}{}", s.yellow("Conflict"), c)?;
+    }
+    for p in &fp.libraries.problems {
+        writeln!(out, "  {:<W$}{}", s.red("Problem"), p)?;
+    }
+
+    writeln!(out, "\n{}", s.bold("Python environments"))?;
+    if fp.python.is_empty() {
+        writeln!(
+            out,
+            "  {}",
+            s.yellow("no environment with torch, nvidia-* wheels or CUDA packages found")
+        )?;
+    }
+    for e in &fp.python {
+        writeln!(
+            out,
+            "  {} {}",
+            e.site_packages,
+            s.dim(&format!("({}, Python {})", e.kind, opt(&e.python)))
+        )?;
+        if let Some(t) = &e.torch {
+            writeln!(
+                out,
+                "    {:<14}{} (CUDA {})  {}",
+                "torch",
+                t.version,
+                t.cuda.as_deref().unwrap_or("none: CPU-only build"),
+                s.dim(&format!("[{}]", t.source))
+            )?;
+            match &t.kernels {
+                Observed::Found { value, source } => {
+                    writeln!(
+                        out,
+                        "    {:<14}SASS {}; PTX {}  {}",
+                        "GPU code",
+                        if value.sass.is_empty() {
+                            "none".into()
+                        } else {
+                            value.sass.join(" ")
+                        },
+                        if value.ptx.is_empty() {
+                            "none".into()
+                        } else {
+                            value.ptx.join(" ")
+                        },
+                        s.dim(&format!("[{source}]"))
+                    )?;
+                }
+                other => {
+                    let mut buf = Vec::new();
+                    obs(&mut buf, s, "GPU code", other, |_| String::new())?;
+                    write!(out, "  {}", String::from_utf8_lossy(&buf))?;
+                }
+            }
+            for l in &t.loads {
+                writeln!(
+                    out,
+                    "    {:<14}{} {}  {}",
+                    l.soname,
+                    opt(&l.version),
+                    l.path.as_deref().unwrap_or("NOT FOUND"),
+                    s.dim(&format!("[{}]", l.via))
+                )?;
+            }
+            for m in &t.pin_mismatches {
+                writeln!(out, "    {:<14}{}", s.yellow("Pin mismatch"), m)?;
+            }
+        }
+        let pk = |v: &[Package]| {
+            v.iter()
+                .map(|p| format!("{} {}", p.name, p.version))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !e.nvidia_wheels.is_empty() {
+            writeln!(out, "    {:<14}{}", "nvidia wheels", pk(&e.nvidia_wheels))?;
+        }
+        if !e.cuda_packages.is_empty() {
+            writeln!(out, "    {:<14}{}", "CUDA packages", pk(&e.cuda_packages))?;
+        }
+    }
+
+    writeln!(out, "\n{}", s.bold("Environment"))?;
+    if fp.env.is_empty() {
+        writeln!(out, "  {}", s.dim("no CUDA-related variables set"))?;
+    }
+    for v in &fp.env {
+        writeln!(out, "  {}={}", v.name, v.value)?;
+    }
+    Ok(())
+}
+
+fn lib_line(l: &LibraryFile) -> String {
+    format!(
+        "{}{} ({})",
+        l.real_path,
+        l.version
+            .as_ref()
+            .map(|v| format!(" = {v}"))
+            .unwrap_or_default(),
+        l.found_via
+    )
+}
+
+fn gpu_lines(out: &mut dyn Write, s: Style, g: &NvmlGpu) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {:<W$}{} CC {}, {} MiB, {}, {}",
+        format!("GPU {}", g.index),
+        g.name,
+        opt(&g.compute_capability),
+        opt(&g.memory_total_mib),
+        opt(&g.pci_bus_id),
+        g.uuid
+    )?;
+    let link = match (
+        g.pcie_gen_current,
+        g.pcie_width_current,
+        g.pcie_gen_max,
+        g.pcie_width_max,
+    ) {
+        (Some(gc), Some(wc), Some(gm), Some(wm)) => {
+            let txt = format!("Gen{gc} x{wc} (max Gen{gm} x{wm})");
+            if wc < wm || gc < gm {
+                s.yellow(&format!("{txt}: below max (idle GPUs drop the generation to save power; check under load)"))
+            } else {
+                txt
+            }
+        }
+        _ => "unknown".into(),
+    };
+    writeln!(out, "  {:<W$}{}", "  PCIe", link)?;
+    let ecc = match g.ecc_enabled {
+        Some(true) => format!(
+            "on, {} uncorrected / {} corrected (aggregate)",
+            opt(&g.ecc_uncorrected_aggregate),
+            opt(&g.ecc_corrected_aggregate)
+        ),
+        Some(false) => "off".into(),
+        None => "not supported".into(),
+    };
+    writeln!(out, "  {:<W$}{}", "  ECC", ecc)?;
+    if let Some(r) = &g.remapped_rows {
+        let txt = format!(
+            "{} correctable, {} uncorrectable, pending {}, failed {}",
+            r.correctable, r.uncorrectable, r.pending, r.failed
+        );
+        writeln!(
+            out,
+            "  {:<W$}{}",
+            "  Row remapping",
+            if r.pending || r.failed {
+                s.red(&txt)
+            } else {
+                txt
+            }
+        )?;
+    }
+    if let Some(n) = g.retired_pages_double_bit {
+        writeln!(
+            out,
+            "  {:<W$}{} double-bit retired, pending {}",
+            "  Retired pages",
+            n,
+            opt(&g.retired_pages_pending)
+        )?;
+    }
+    writeln!(
+        out,
+        "  {:<W$}MIG {}, persistence {}, {} °C, {} W of {} W",
+        "  State",
+        match g.mig_enabled {
+            Some(true) => "on",
+            Some(false) => "off",
+            None => "n/a",
+        },
+        match g.persistence_mode {
+            Some(true) => "on",
+            Some(false) => "off",
+            None => "n/a",
+        },
+        opt(&g.temperature_c),
+        g.power_w.map_or("?".into(), |w| format!("{w:.0}")),
+        g.power_limit_w.map_or("?".into(), |w| format!("{w:.0}")),
+    )?;
+    if let Some(t) = &g.throttle_reasons {
+        let active: Vec<&String> = t.iter().filter(|r| r.as_str() != "GPU_IDLE").collect();
+        if !active.is_empty() {
+            writeln!(
+                out,
+                "  {:<W$}{}",
+                "  Throttling",
+                s.yellow(
+                    &active
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            )?;
+        }
+    }
+    for u in &g.unavailable {
+        writeln!(out, "  {:<W$}{}", "  Unavailable", s.dim(u))?;
+    }
+    Ok(())
+}
