@@ -321,11 +321,11 @@ fn run() -> Result<(), BoxErr> {
         };
         let problems = model::check_entry(&stem, &entry, &examples);
         // Structural problems fail the build; coverage problems are lint-only.
-        let (hard, soft): (Vec<String>, Vec<String>) = problems
-            .into_iter()
-            .partition(|p| !p.contains("matches none of the examples") && !p.starts_with("no example"));
+        let (hard, soft): (Vec<model::Problem>, Vec<model::Problem>) =
+            problems.into_iter().partition(|p| p.hard);
+        let hard: Vec<String> = hard.into_iter().map(|p| p.message).collect();
         for p in soft {
-            issues.push((rel.clone(), p));
+            issues.push((rel.clone(), p.message));
         }
         if !cat_set.contains(entry.category.as_str()) {
             issues.push((

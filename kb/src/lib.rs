@@ -6,6 +6,7 @@
 //! [`Kb::lint`] re-checks the embedded data.
 
 pub mod error;
+pub mod eval;
 pub mod explain;
 pub mod facts;
 pub mod lint;

@@ -164,12 +164,23 @@ pub fn signature_matches(sig: &Signature, text: &str) -> bool {
     false
 }
 
-/// Structural checks on one parsed entry; returns one message per problem.
+/// One problem found by [`check_entry`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Hard problems make the entry unusable and fail the build; the rest are lint errors.
+    pub hard: bool,
+    /// What is wrong, precisely.
+    pub message: String,
+}
+
+/// Structural checks on one parsed entry; returns one problem per finding.
 /// `stem` is the file stem; `examples` are the entry's example texts.
-pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<String> {
-    let mut out = Vec::new();
+pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::new();
+    let hard = |m: String| Problem { hard: true, message: m };
+    let soft = |m: String| Problem { hard: false, message: m };
     if e.id != stem {
-        out.push(format!("id \"{}\" does not equal the file stem \"{}\"", e.id, stem));
+        out.push(hard(format!("id \"{}\" does not equal the file stem \"{}\"", e.id, stem)));
     }
     let kebab = !e.id.is_empty()
         && e.id
@@ -178,84 +189,84 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         && !e.id.starts_with('-')
         && !e.id.ends_with('-');
     if !kebab {
-        out.push(format!("id \"{}\" is not kebab-case ([a-z0-9-])", e.id));
+        out.push(soft(format!("id \"{}\" is not kebab-case ([a-z0-9-])", e.id)));
     }
     if !LAYERS.contains(&e.layer.as_str()) {
-        out.push(format!(
+        out.push(soft(format!(
             "layer \"{}\" is not one of {}",
             e.layer,
             LAYERS.join(", ")
-        ));
+        )));
     }
     for (name, v) in [("title", &e.title), ("summary", &e.summary)] {
         if v.trim().is_empty() {
-            out.push(format!("{name} is empty"));
+            out.push(soft(format!("{name} is empty")));
         }
     }
     if e.signatures.is_empty() {
-        out.push("no [[signatures]]: at least one is required".into());
+        out.push(soft("no [[signatures]]: at least one is required".into()));
     }
     for (i, s) in e.signatures.iter().enumerate() {
         let n = i + 1;
         match (&s.literal, &s.regex) {
-            (Some(_), Some(_)) => out.push(format!(
+            (Some(_), Some(_)) => out.push(hard(format!(
                 "signature #{n} has both literal and regex; use one per [[signatures]]"
-            )),
-            (None, None) => out.push(format!("signature #{n} has neither literal nor regex")),
-            (Some(l), None) if l.trim().len() < 4 => out.push(format!(
+            ))),
+            (None, None) => out.push(hard(format!("signature #{n} has neither literal nor regex"))),
+            (Some(l), None) if l.trim().len() < 4 => out.push(soft(format!(
                 "signature #{n} literal \"{l}\" is shorter than 4 characters"
-            )),
+            ))),
             (None, Some(r)) => {
                 if let Err(err) = compile_signature_regex(r) {
                     let msg = err.to_string().replace('\n', " ");
-                    out.push(format!("signature #{n} regex '{r}' does not compile: {msg}"));
+                    out.push(hard(format!("signature #{n} regex '{r}' does not compile: {msg}")));
                 }
             }
             _ => {}
         }
         if let Some(w) = s.weight {
             if !(w > 0.0 && w <= 5.0) {
-                out.push(format!("signature #{n} weight {w} is outside (0, 5]"));
+                out.push(soft(format!("signature #{n} weight {w} is outside (0, 5]")));
             }
         }
     }
     if e.fixes.is_empty() {
-        out.push("no [[fixes]]: at least one is required".into());
+        out.push(soft("no [[fixes]]: at least one is required".into()));
     }
     for (i, f) in e.fixes.iter().enumerate() {
         if !PLATFORMS.contains(&f.platform.as_str()) {
-            out.push(format!(
+            out.push(soft(format!(
                 "fix #{} platform \"{}\" is not one of {}",
                 i + 1,
                 f.platform,
                 PLATFORMS.join(", ")
-            ));
+            )));
         }
         if f.steps.is_empty() && f.note.as_deref().unwrap_or("").is_empty() {
-            out.push(format!("fix #{} has neither steps nor a note", i + 1));
+            out.push(soft(format!("fix #{} has neither steps nor a note", i + 1)));
         }
     }
     if e.sources.is_empty() {
-        out.push("no [[sources]]: at least one is required".into());
+        out.push(soft("no [[sources]]: at least one is required".into()));
     }
     for (i, s) in e.sources.iter().enumerate() {
         if !(s.url.starts_with("https://") || s.url.starts_with("http://")) || s.url.len() < 12 {
-            out.push(format!(
+            out.push(soft(format!(
                 "source #{} url \"{}\" is not an http(s) URL",
                 i + 1,
                 s.url
-            ));
+            )));
         }
     }
     for c in &e.confirm {
         if c.command.trim().is_empty() {
-            out.push("a [[confirm]] has an empty command".into());
+            out.push(soft("a [[confirm]] has an empty command".into()));
         }
     }
     if examples.is_empty() {
-        out.push(format!(
+        out.push(soft(format!(
             "no example texts: add kb/examples/{stem}/1.txt with a real paste"
-        ));
+        )));
     }
     for (i, s) in e.signatures.iter().enumerate() {
         if s.literal.is_none() && s.regex.is_none() {
@@ -265,11 +276,11 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
             continue;
         }
         if !examples.is_empty() && !examples.iter().any(|(_, t)| signature_matches(s, t)) {
-            out.push(format!(
+            out.push(soft(format!(
                 "signature #{} ({}) matches none of the examples in kb/examples/{stem}/",
                 i + 1,
                 s.pattern()
-            ));
+            )));
         }
     }
     out

@@ -73,6 +73,8 @@ pub struct Hit {
     pub sources: Vec<Source>,
     /// Rule verdicts from machine facts.
     pub verdicts: Vec<RuleVerdict>,
+    /// Predicates this entry's conditions name (facts decide them).
+    pub conditions: Vec<String>,
 }
 
 struct SigRow {
@@ -498,6 +500,7 @@ impl Kb {
                     confirm,
                     sources,
                     verdicts,
+                    conditions: meta.conditions.clone(),
                 });
             } else if let Some(code) = m.codes.values().flatten().find(|c| c.id == id) {
                 hits.push(code_hit(code, score, conf, matched));
@@ -629,5 +632,6 @@ fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit
         confirm: Vec::new(),
         sources: urls,
         verdicts: Vec::new(),
+        conditions: Vec::new(),
     }
 }
