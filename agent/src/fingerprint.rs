@@ -108,6 +108,8 @@ pub struct Fingerprint {
     pub cuda: Observed<CudaFacts>,
     pub libraries: LibraryFacts,
     pub python: Vec<PythonEnv>,
+    /// JetPack/L4T facts; absent on other machines.
+    pub jetson: Observed<gpukb_jetson::JetsonReport>,
     /// Relevant environment variables that are set.
     pub env: Vec<EnvVar>,
 }

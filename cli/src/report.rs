@@ -300,6 +300,17 @@ pub fn write_fingerprint(
         }
     }
 
+    if let Observed::Found { value, .. } = &fp.jetson {
+        jetson_lines(out, s, value)?;
+    } else if let Observed::Failed { error, .. } = &fp.jetson {
+        writeln!(
+            out,
+            "\n{}\n  {}",
+            s.bold("Jetson"),
+            s.red(&format!("could not tell: {error}"))
+        )?;
+    }
+
     writeln!(out, "\n{}", s.bold("Environment"))?;
     if fp.env.is_empty() {
         writeln!(out, "  {}", s.dim("no CUDA-related variables set"))?;
@@ -422,6 +433,110 @@ fn gpu_lines(out: &mut dyn Write, s: Style, g: &NvmlGpu) -> io::Result<()> {
     }
     for u in &g.unavailable {
         writeln!(out, "  {:<W$}{}", "  Unavailable", s.dim(u))?;
+    }
+    Ok(())
+}
+
+fn sourced<T: std::fmt::Display>(v: &Option<gpukb_jetson::report::Sourced<T>>) -> String {
+    match v {
+        Some(x) => format!("{}  [{:?}: {}]", x.value, x.source, x.detail),
+        None => "unknown".into(),
+    }
+}
+
+fn jetson_lines(out: &mut dyn Write, s: Style, j: &gpukb_jetson::JetsonReport) -> io::Result<()> {
+    writeln!(out, "\n{}", s.bold("Jetson"))?;
+    let module = match &j.module {
+        Some(m) => format!(
+            "{} ({}{}{})",
+            m.name.as_deref().unwrap_or("module not in gpukb's table"),
+            m.part_number,
+            m.ram_gb.map(|r| format!(", {r} GB")).unwrap_or_default(),
+            if m.super_variant { ", Super" } else { "" }
+        ),
+        None => "unknown".into(),
+    };
+    writeln!(out, "  {:<W$}{}", "Module", module)?;
+    if let Some(m) = &j.model {
+        writeln!(
+            out,
+            "  {:<W$}{}  {}",
+            "Model",
+            m,
+            s.dim("[/proc/device-tree/model]")
+        )?;
+    }
+    if let Some(c) = &j.carrier {
+        writeln!(out, "  {:<W$}{}", "Carrier", c)?;
+    }
+    writeln!(
+        out,
+        "  {:<W$}{}",
+        "SoC",
+        j.soc.as_ref().map_or("unknown".into(), |x| format!(
+            "{:?}  [{:?}]",
+            x.value, x.source
+        ))
+    )?;
+    writeln!(out, "  {:<W$}{}", "GPU CC", sourced(&j.compute_capability))?;
+    let l4t = match &j.l4t {
+        Some(l) => format!(
+            "R{}  [{:?}: {}]{}",
+            l.version,
+            l.source,
+            l.detail,
+            if l.in_table {
+                ""
+            } else {
+                " (newer than gpukb's table)"
+            }
+        ),
+        None => "unknown".into(),
+    };
+    writeln!(out, "  {:<W$}{}", "L4T", l4t)?;
+    let jp = match &j.jetpack {
+        Some(p) => format!(
+            "{}{}  [{:?}: {}]",
+            p.version,
+            if p.exact { "" } else { " (inferred)" },
+            p.source,
+            p.detail
+        ),
+        None => "unknown".into(),
+    };
+    writeln!(out, "  {:<W$}{}", "JetPack", jp)?;
+    writeln!(out, "  {:<W$}{}", "Ubuntu", sourced(&j.ubuntu))?;
+    writeln!(out, "  {:<W$}{}", "CUDA", sourced(&j.cuda))?;
+    writeln!(out, "  {:<W$}{}", "cuDNN", sourced(&j.cudnn))?;
+    writeln!(out, "  {:<W$}{}", "TensorRT", sourced(&j.tensorrt))?;
+    if let Some(p) = &j.power_mode {
+        writeln!(
+            out,
+            "  {:<W$}{} {}  [{:?}]",
+            "Power mode",
+            p.id.map_or("?".into(), |i| i.to_string()),
+            p.name.as_deref().unwrap_or(""),
+            p.source
+        )?;
+    }
+    writeln!(out, "  {:<W$}{:?}", "jetson_clocks", j.clocks.state)?;
+    for d in j.real_disagreements() {
+        let vals: Vec<String> = d
+            .values
+            .iter()
+            .map(|v| format!("{} ({:?} {})", v.value, v.source, v.detail))
+            .collect();
+        writeln!(
+            out,
+            "  {:<W$}{}: {} — {}",
+            s.yellow("Disagreement"),
+            d.fact,
+            vals.join(" vs "),
+            d.explanation
+        )?;
+    }
+    for n in &j.notes {
+        writeln!(out, "  {:<W$}{}", "Note", s.dim(n))?;
     }
     Ok(())
 }

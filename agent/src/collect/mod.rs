@@ -5,6 +5,7 @@
 
 mod cuda;
 mod driver;
+mod jetson;
 mod libraries;
 mod nvml;
 mod python;
@@ -108,6 +109,7 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
     };
     let h_libs = spawn(&ctx, "CUDA libraries", d.files, libraries::collect);
     let h_py = spawn(&ctx, "Python environments", d.files, python::collect);
+    let h_jetson = spawn(&ctx, "Jetson files", d.files, jetson::collect);
 
     let timed_out = |what: &str, e: HostError| format!("{what}: {e}");
     let host_facts = join(h_sys, |e| system::failed(&e));
@@ -140,6 +142,14 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
     libraries.files.extend(wheel_libs);
     libraries.files = libraries::dedupe(std::mem::take(&mut libraries.files));
     libraries.conflicts = libraries::conflicts(&libraries.files);
+    let jetson = join(h_jetson, |e| {
+        Observed::failed(
+            Source::Derived {
+                from: "Jetson files".into(),
+            },
+            e,
+        )
+    });
     let env = ctx
         .host
         .env()
@@ -159,6 +169,7 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
         cuda,
         libraries,
         python,
+        jetson,
         env,
     }
 }

@@ -147,16 +147,30 @@ pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verd
         .iter()
         .filter(|i| i.kind == ImageKind::Sass && sass_runs(dev, i))
         .collect();
-    sass.sort_by_key(|i| (std::cmp::Reverse(i.arch), std::cmp::Reverse(variant_rank(i.variant))));
+    sass.sort_by_key(|i| {
+        (
+            std::cmp::Reverse(i.arch),
+            std::cmp::Reverse(variant_rank(i.variant)),
+        )
+    });
     sass.dedup_by_key(|i| (i.arch, i.variant));
     let max_isa = max_ptx_isa(driver_cuda);
     let mut ptx: Vec<&FatbinImage> = images
         .iter()
         .filter(|i| i.kind == ImageKind::Ptx && ptx_targets(dev, i))
         .collect();
-    ptx.sort_by_key(|i| (std::cmp::Reverse(i.arch), std::cmp::Reverse(variant_rank(i.variant))));
+    ptx.sort_by_key(|i| {
+        (
+            std::cmp::Reverse(i.arch),
+            std::cmp::Reverse(variant_rank(i.variant)),
+        )
+    });
     ptx.dedup_by_key(|i| (i.arch, i.variant));
-    let jit: Vec<&FatbinImage> = ptx.iter().copied().filter(|i| isa_of(i) <= max_isa).collect();
+    let jit: Vec<&FatbinImage> = ptx
+        .iter()
+        .copied()
+        .filter(|i| isa_of(i) <= max_isa)
+        .collect();
 
     if let Some(best) = sass.first() {
         let also: Vec<String> = sass[1..]
@@ -323,9 +337,18 @@ mod tests {
         assert_eq!(v.also_usable, vec!["sm_90a".to_string()]);
         assert_eq!(v.expected_code, 0);
         // The same wheel on an RTX 5090 / DGX Spark / V100 / B300.
-        assert_eq!(decide((12, 0), CUDA_13_0, &torch).image.as_deref(), Some("sm_120"));
-        assert_eq!(decide((12, 1), CUDA_13_0, &torch).image.as_deref(), Some("sm_120"));
-        assert_eq!(decide((10, 3), CUDA_13_0, &torch).image.as_deref(), Some("sm_100"));
+        assert_eq!(
+            decide((12, 0), CUDA_13_0, &torch).image.as_deref(),
+            Some("sm_120")
+        );
+        assert_eq!(
+            decide((12, 1), CUDA_13_0, &torch).image.as_deref(),
+            Some("sm_120")
+        );
+        assert_eq!(
+            decide((10, 3), CUDA_13_0, &torch).image.as_deref(),
+            Some("sm_100")
+        );
         assert_eq!(decide((7, 0), CUDA_13_0, &torch).expected_code, 209);
         assert_eq!(decide((11, 0), CUDA_13_0, &torch).expected_code, 209);
     }
@@ -333,7 +356,9 @@ mod tests {
     #[test]
     fn sm_120_gpu_with_torch_2_0_1_cu117_has_no_kernel_image() {
         // data/torch_wheels.csv: 2.0.x cu117 = sm_37;sm_50;sm_60;sm_70;sm_75;sm_80;sm_86, no PTX.
-        let torch = imgs(&["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86"]);
+        let torch = imgs(&[
+            "sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86",
+        ]);
         let v = decide((12, 0), CUDA_13_0, &torch);
         assert_eq!(v.outcome, Outcome::NoImage);
         assert_eq!(v.expected_code, CUDA_ERROR_NO_BINARY_FOR_GPU);
@@ -341,7 +366,10 @@ mod tests {
         // The same wheel on an H100/H200 (no sm_90 in cu117): also 209.
         assert_eq!(decide((9, 0), CUDA_13_0, &torch).expected_code, 209);
         // ... but an RTX 4090 (8.9) runs its sm_86 code.
-        assert_eq!(decide((8, 9), CUDA_13_0, &torch).image.as_deref(), Some("sm_86"));
+        assert_eq!(
+            decide((8, 9), CUDA_13_0, &torch).image.as_deref(),
+            Some("sm_86")
+        );
     }
 
     #[test]
@@ -368,19 +396,44 @@ mod tests {
         assert_eq!(decide((8, 0), CUDA_13_0, &fat).expected_code, 209);
         // Highest compatible minor wins.
         let fat = imgs(&["sm_80", "sm_86", "sm_89"]);
-        assert_eq!(decide((8, 7), CUDA_13_0, &fat).image.as_deref(), Some("sm_86"));
+        assert_eq!(
+            decide((8, 7), CUDA_13_0, &fat).image.as_deref(),
+            Some("sm_86")
+        );
     }
 
     #[test]
     fn arch_specific_and_family_variants() {
         // sm_90a only on exactly 9.0; sm_100a not on 10.3; sm_100f on 10.3.
-        assert_eq!(decide((9, 0), CUDA_13_0, &imgs(&["sm_90a"])).image.as_deref(), Some("sm_90a"));
-        assert_eq!(decide((10, 3), CUDA_13_0, &imgs(&["sm_100a"])).expected_code, 209);
-        assert_eq!(decide((10, 3), CUDA_13_0, &imgs(&["sm_100f"])).image.as_deref(), Some("sm_100f"));
-        assert_eq!(decide((10, 0), CUDA_13_0, &imgs(&["sm_103f"])).expected_code, 209);
+        assert_eq!(
+            decide((9, 0), CUDA_13_0, &imgs(&["sm_90a"]))
+                .image
+                .as_deref(),
+            Some("sm_90a")
+        );
+        assert_eq!(
+            decide((10, 3), CUDA_13_0, &imgs(&["sm_100a"])).expected_code,
+            209
+        );
+        assert_eq!(
+            decide((10, 3), CUDA_13_0, &imgs(&["sm_100f"]))
+                .image
+                .as_deref(),
+            Some("sm_100f")
+        );
+        assert_eq!(
+            decide((10, 0), CUDA_13_0, &imgs(&["sm_103f"])).expected_code,
+            209
+        );
         // compute_90a PTX does not JIT for 10.0; plain compute_90 does.
-        assert_eq!(decide((10, 0), CUDA_13_0, &imgs(&["compute_90a"])).expected_code, 209);
-        assert_eq!(decide((10, 0), CUDA_13_0, &imgs(&["compute_90"])).outcome, Outcome::PtxJit);
+        assert_eq!(
+            decide((10, 0), CUDA_13_0, &imgs(&["compute_90a"])).expected_code,
+            209
+        );
+        assert_eq!(
+            decide((10, 0), CUDA_13_0, &imgs(&["compute_90"])).outcome,
+            Outcome::PtxJit
+        );
     }
 
     #[test]
@@ -389,7 +442,11 @@ mod tests {
         let v = decide((9, 0), 12040, &imgs(&["compute_90"]));
         assert_eq!(v.outcome, Outcome::PtxTooNew);
         assert_eq!(v.expected_code, 222);
-        assert!(v.reason.contains("needs a CUDA 13.0 driver"), "{}", v.reason);
+        assert!(
+            v.reason.contains("needs a CUDA 13.0 driver"),
+            "{}",
+            v.reason
+        );
         // SASS still wins even when the PTX is too new.
         let v = decide((9, 0), 12040, &imgs(&["sm_90", "compute_90"]));
         assert_eq!(v.outcome, Outcome::Sass);
@@ -421,9 +478,15 @@ mod tests {
     #[test]
     fn target_names_parse() {
         let i = image_from_target("sm_100a", (1, 8)).unwrap();
-        assert_eq!((i.kind, i.arch, i.variant), (ImageKind::Sass, 100, ArchVariant::A));
+        assert_eq!(
+            (i.kind, i.arch, i.variant),
+            (ImageKind::Sass, 100, ArchVariant::A)
+        );
         assert_eq!(i.target(), "sm_100a");
-        assert_eq!(image_from_target("compute_120f", (9, 0)).unwrap().target(), "compute_120f");
+        assert_eq!(
+            image_from_target("compute_120f", (9, 0)).unwrap().target(),
+            "compute_120f"
+        );
         assert!(image_from_target("gfx90a", (0, 0)).is_none());
         assert!(image_from_target("sm_", (0, 0)).is_none());
     }

@@ -1,0 +1,74 @@
+//! The `gpukb` binary as users run it: exit codes, one-line errors, and the
+//! fingerprint commands over recorded machines.
+#![allow(clippy::disallowed_methods)] // tests run the binary and read fixtures
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn gpukb() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpukb"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn no_driver_machine_exits_zero_and_says_so() {
+    let out = gpukb()
+        .args(["fingerprint", "--replay"])
+        .arg(fixture("no-driver"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("No NVIDIA driver on this machine"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour when not a terminal");
+}
+
+#[test]
+fn json_output_is_the_schema() {
+    let out = gpukb()
+        .args(["fingerprint", "--json", "--root"])
+        .arg(fixture("no-driver").join("root"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["host"]["os"]["status"], "found");
+    assert_eq!(
+        v["nvml"]["status"], "failed",
+        "NVML is not observed under --root: {}",
+        v["nvml"]
+    );
+}
+
+#[test]
+fn bad_arguments_give_one_line_and_exit_2() {
+    for args in [
+        vec!["fingerprint", "--replay", "/nonexistent/gpukb-capture"],
+        vec!["fingerprint", "--root", "/nonexistent/gpukb-root"],
+    ] {
+        let out = gpukb().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.starts_with("gpukb: error: "), "{err}");
+    }
+}
+
+#[test]
+fn capture_refuses_a_non_empty_directory() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("x"), b"x").unwrap();
+    let out = gpukb()
+        .args(["capture", "-o"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
