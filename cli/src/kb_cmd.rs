@@ -1,0 +1,181 @@
+//! `gpukb kb list|show|lint|eval`: browse, check and measure the embedded knowledge base.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use gpukb_kb::Kb;
+
+/// Arguments of `gpukb kb`.
+#[derive(Debug, clap::Args)]
+pub struct KbArgs {
+    #[command(subcommand)]
+    pub command: KbCommand,
+}
+
+/// `gpukb kb` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum KbCommand {
+    /// List diagnoses (optionally of one category).
+    List {
+        /// Only this category.
+        #[arg(long)]
+        category: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one diagnosis in full.
+    Show {
+        /// Entry id.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the knowledge base (exit 1 on problems).
+    Lint,
+    /// Measure search on a labelled JSONL file (fields `error` and `root_cause`).
+    Eval {
+        /// The JSONL file.
+        file: PathBuf,
+    },
+}
+
+/// Runs `gpukb kb ...`.
+pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let kb = Kb::open()?;
+    match &args.command {
+        KbCommand::List { category, json } => {
+            let rows = kb.list(category.as_deref())?;
+            if *json {
+                serde_json::to_writer_pretty(&mut *out, &rows)?;
+                writeln!(out)?;
+            } else {
+                for r in &rows {
+                    writeln!(out, "{:<48} {:<34} {}", r.id, r.category, r.title)?;
+                }
+            }
+            Ok(if rows.is_empty() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        KbCommand::Show { id, json } => {
+            let Some(e) = kb.entry(id)? else {
+                anyhow::bail!("no entry \"{id}\" (see `gpukb kb list`)");
+            };
+            if *json {
+                serde_json::to_writer_pretty(&mut *out, &e)?;
+                writeln!(out)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            writeln!(
+                out,
+                "{}\n{}  [{} · {}]\n",
+                e.title, e.id, e.category, e.layer
+            )?;
+            writeln!(out, "{}\n", e.summary)?;
+            if !e.codes.is_empty() {
+                writeln!(out, "codes: {}", e.codes.join(", "))?;
+            }
+            for s in &e.signatures {
+                let kind = if s.literal.is_some() {
+                    "literal"
+                } else {
+                    "regex"
+                };
+                writeln!(
+                    out,
+                    "signature ({kind}, weight {}): {}",
+                    s.weight(),
+                    s.pattern()
+                )?;
+            }
+            for c in &e.confirm {
+                writeln!(out, "confirm: $ {}\n         {}", c.command, c.expect)?;
+            }
+            for f in &e.fixes {
+                writeln!(out, "fix ({}): {}", f.platform, f.title)?;
+                for s in &f.steps {
+                    writeln!(out, "    $ {s}")?;
+                }
+                if let Some(n) = &f.note {
+                    writeln!(out, "    {n}")?;
+                }
+            }
+            for c in &e.conditions {
+                writeln!(out, "condition: {}", c.when)?;
+            }
+            for s in &e.sources {
+                writeln!(out, "source: {} ({})", s.url, s.title)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KbCommand::Lint => {
+            let issues = kb.lint()?;
+            for i in &issues {
+                writeln!(out, "{}: {}", i.file, i.message)?;
+            }
+            writeln!(out, "{} entries, {} problem(s)", kb.len()?, issues.len())?;
+            Ok(if issues.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        KbCommand::Eval { file } => {
+            let text = read_user_file(file)?;
+            let cases = gpukb_kb::eval::parse_jsonl(&text)
+                .with_context(|| format!("parsing {}", file.display()))?;
+            let r = kb.eval(&cases)?;
+            let pct = |a: usize, n: usize| 100.0 * a as f64 / n.max(1) as f64;
+            writeln!(
+                out,
+                "{}: {} cases  top-1 {:.1}% ({})  top-3 {:.1}% ({})\n",
+                file.display(),
+                r.overall.n,
+                pct(r.overall.top1, r.overall.n),
+                r.overall.top1,
+                pct(r.overall.top3, r.overall.n),
+                r.overall.top3
+            )?;
+            writeln!(
+                out,
+                "{:<36} {:>3} {:>6} {:>6}",
+                "category", "n", "top-1", "top-3"
+            )?;
+            for (c, k) in &r.per_category {
+                writeln!(out, "{c:<36} {:>3} {:>6} {:>6}", k.n, k.top1, k.top3)?;
+            }
+            if !r.misses.is_empty() {
+                writeln!(out, "\nmisses (top-1 category wrong):")?;
+            }
+            for m in &r.misses {
+                let got: Vec<String> = m
+                    .got
+                    .iter()
+                    .map(|(id, c, s)| format!("{id} [{c}] {s:.1}"))
+                    .collect();
+                writeln!(
+                    out,
+                    "  {} expected {}\n    got: {}\n    text: {}",
+                    m.id,
+                    m.expected,
+                    got.join(" | "),
+                    m.snippet
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Reads a file the user named on the command line.
+#[allow(clippy::disallowed_methods)] // a file named by the user, not machine state
+fn read_user_file(path: &std::path::Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
