@@ -61,6 +61,35 @@ pub const KERNEL_REDUCE_SUM: &str = "gpukb_reduce_sum";
 pub const KERNEL_COPY_V4: &str = "gpukb_copy_v4";
 /// 16-byte grid-stride copy, 1 load in flight: same arguments as [`KERNEL_COPY_V4`].
 pub const KERNEL_COPY_V4_SIMPLE: &str = "gpukb_copy_v4_simple";
+/// Block-contiguous 16-byte copy, 4 loads in flight: same arguments as [`KERNEL_COPY_V4`].
+pub const KERNEL_COPY_V4_TILE4: &str = "gpukb_copy_v4_tile4";
+/// Block-contiguous 16-byte copy, 8 loads in flight.
+pub const KERNEL_COPY_V4_TILE8: &str = "gpukb_copy_v4_tile8";
+/// As [`KERNEL_COPY_V4_TILE4`] with streaming (`.cs`, evict-first) loads and stores.
+pub const KERNEL_COPY_V4_TILE4_CS: &str = "gpukb_copy_v4_tile4_cs";
+/// As [`KERNEL_COPY_V4_TILE8`] with streaming (`.cs`) loads and stores.
+pub const KERNEL_COPY_V4_TILE8_CS: &str = "gpukb_copy_v4_tile8_cs";
+/// As [`KERNEL_COPY_V4`] with plain `ld.global` (not the read-only `.nc` path).
+pub const KERNEL_COPY_V4_PLAIN: &str = "gpukb_copy_v4_plain";
+/// As [`KERNEL_COPY_V4`] with `ld.global.L2::256B` on sm_80+ (plain loads below).
+pub const KERNEL_COPY_V4_L2PF: &str = "gpukb_copy_v4_l2pf";
+/// As [`KERNEL_COPY_V4`] with 8 loads in flight.
+pub const KERNEL_COPY_V4_U8: &str = "gpukb_copy_v4_u8";
+/// Each block copies its own contiguous share of the buffer.
+pub const KERNEL_COPY_V4_CHUNK: &str = "gpukb_copy_v4_chunk";
+/// Every copy kernel (all take `(const float4 *src, float4 *dst, u64 n4)`).
+pub const COPY_KERNELS: [&str; 10] = [
+    KERNEL_COPY_V4,
+    KERNEL_COPY_V4_SIMPLE,
+    KERNEL_COPY_V4_TILE4,
+    KERNEL_COPY_V4_TILE8,
+    KERNEL_COPY_V4_TILE4_CS,
+    KERNEL_COPY_V4_TILE8_CS,
+    KERNEL_COPY_V4_PLAIN,
+    KERNEL_COPY_V4_L2PF,
+    KERNEL_COPY_V4_U8,
+    KERNEL_COPY_V4_CHUNK,
+];
 /// FP32 FMA throughput, 64 FLOP per thread per iteration: `(float *out, unsigned iters, float b, float c)`.
 pub const KERNEL_FMA: &str = "gpukb_fma";
 /// FLOP per thread per `iters` step of [`KERNEL_FMA`] (8 chains x 4 FMAs x 2).
@@ -68,11 +97,19 @@ pub const FMA_FLOP_PER_THREAD_ITER: u64 = 64;
 /// Random bf16/fp16 fill: `(u16 *p, u64 n, unsigned seed, int fp16)`.
 pub const KERNEL_FILL_B16: &str = "gpukb_fill_b16";
 /// Every kernel entry in the module.
-pub const KERNELS: [&str; 6] = [
+pub const KERNELS: [&str; 14] = [
     KERNEL_SAXPY,
     KERNEL_REDUCE_SUM,
     KERNEL_COPY_V4,
     KERNEL_COPY_V4_SIMPLE,
+    KERNEL_COPY_V4_TILE4,
+    KERNEL_COPY_V4_TILE8,
+    KERNEL_COPY_V4_TILE4_CS,
+    KERNEL_COPY_V4_TILE8_CS,
+    KERNEL_COPY_V4_PLAIN,
+    KERNEL_COPY_V4_L2PF,
+    KERNEL_COPY_V4_U8,
+    KERNEL_COPY_V4_CHUNK,
     KERNEL_FMA,
     KERNEL_FILL_B16,
 ];
