@@ -41,7 +41,7 @@ pub use nvpmodel::{
 pub use release::{parse_nv_tegra_release, TegraRelease};
 pub use report::{
     observe, ClocksInfo, Disagreement, FactSource, GpuInfo, JetpackInfo, JetsonFiles, JetsonReport,
-    L4tInfo, ModuleInfo, PowerModeInfo, SourceValue, Sourced,
+    L4tInfo, ModuleInfo, PowerModeInfo, SourceValue, Sourced, LISTED_DIRS, READ_PATHS,
 };
 pub use sysfs::{jetson_clocks_state, parse_sysfs_u64, ClockRange, JetsonClocksState};
 pub use tables::{

@@ -339,6 +339,39 @@ fn sv(source: FactSource, value: impl Into<String>, detail: impl Into<String>) -
     }
 }
 
+/// Fixed paths [`observe`] may read (a capture for replay should include
+/// them). Besides these it reads, under the directories of [`LISTED_DIRS`]:
+/// `/usr/local/cuda-X.Y/version.{json,txt}`,
+/// `/sys/class/devfreq/<node>/{min,max,cur}_freq`,
+/// `/sys/class/devfreq/<node>/device/{load,of_node/name}` and
+/// `/sys/devices/system/cpu/cpu<N>/cpufreq/scaling_{min,max,cur}_freq`.
+pub const READ_PATHS: &[&str] = &[
+    "/etc/nv_tegra_release",
+    "/proc/device-tree/model",
+    "/proc/device-tree/compatible",
+    "/sys/firmware/devicetree/base/model",
+    "/sys/firmware/devicetree/base/compatible",
+    "/var/lib/dpkg/status",
+    "/etc/os-release",
+    "/usr/local/cuda/version.json",
+    "/usr/local/cuda/version.txt",
+    "/etc/nvpmodel.conf",
+    "/var/lib/nvpmodel/status",
+    "/sys/devices/gpu.0/load",
+    "/sys/devices/platform/gpu.0/load",
+    "/sys/devices/17000000.gv11b/load",
+    "/sys/devices/17000000.ga10b/load",
+    "/sys/devices/platform/bus@0/17000000.gpu/load",
+    "/sys/devices/platform/17000000.gpu/load",
+];
+
+/// Directories [`observe`] lists.
+pub const LISTED_DIRS: &[&str] = &[
+    "/usr/local",
+    "/sys/class/devfreq",
+    "/sys/devices/system/cpu",
+];
+
 const RELEASE_FILE: &str = "/etc/nv_tegra_release";
 const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 
