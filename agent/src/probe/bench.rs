@@ -303,27 +303,23 @@ fn copy(dev: &Dev, g: &mut GpuProbe, quick: bool) -> Result<Vec<Throughput>, Pro
     let n4 = (bytes / 16) as u64;
     let sms = g.sm_count.max(1);
     // Launch shapes (kernel, threads per block, blocks per SM); the best is
-    // reported. On the H200 the grid-spread kernels at 2-4 blocks of 256 per
-    // SM led (RESULTS.md); quick mode tries only those.
+    // reported. On the H200 the grid-spread 4-in-flight kernel at 2 blocks of
+    // 256 per SM led (4.0 TB/s; tests/fixtures/h200-probe/RESULTS.md lists
+    // every shape tried there); fewer, fuller threads beat full occupancy.
+    // Quick mode tries only the leaders.
     let shapes: &[(&str, u32, u32)] = if quick {
-        &[
-            (k::KERNEL_COPY_V4, 256, 4),
-            (k::KERNEL_COPY_V4_L2PF, 256, 4),
-        ]
+        &[(k::KERNEL_COPY_V4, 256, 2), (k::KERNEL_COPY_V4_U8, 256, 2)]
     } else {
         &[
-            (k::KERNEL_COPY_V4, 256, 4),
             (k::KERNEL_COPY_V4, 256, 2),
+            (k::KERNEL_COPY_V4, 256, 1),
+            (k::KERNEL_COPY_V4, 512, 1),
+            (k::KERNEL_COPY_V4, 128, 4),
             (k::KERNEL_COPY_V4, 256, 3),
-            (k::KERNEL_COPY_V4, 512, 2),
-            (k::KERNEL_COPY_V4_PLAIN, 256, 4),
-            (k::KERNEL_COPY_V4_L2PF, 256, 4),
-            (k::KERNEL_COPY_V4_L2PF, 256, 2),
-            (k::KERNEL_COPY_V4_L2PF, 256, 8),
+            (k::KERNEL_COPY_V4, 256, 4),
+            (k::KERNEL_COPY_V4_U8, 256, 1),
             (k::KERNEL_COPY_V4_U8, 256, 2),
-            (k::KERNEL_COPY_V4_U8, 256, 4),
-            (k::KERNEL_COPY_V4_CHUNK, 256, 4),
-            (k::KERNEL_COPY_V4_CHUNK, 256, 8),
+            (k::KERNEL_COPY_V4_L2PF, 256, 8),
             (k::KERNEL_COPY_V4_TILE4, 512, 4),
             (k::KERNEL_COPY_V4_SIMPLE, 256, 8),
         ]
@@ -801,41 +797,83 @@ fn p2p_pair(i: usize, j: usize, quick: bool) -> Result<P2pResult, ProbeError> {
         cj.disable_event_tracking();
     }
     if can == 1 {
-        cj.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
-        // SAFETY: enabling access from j's context to i's memory; 704 (already enabled) is fine.
-        let rc = unsafe { sys::cuCtxEnablePeerAccess(ci.cu_ctx(), 0) };
-        if rc != sys::CUresult::CUDA_SUCCESS
-            && rc != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
-        {
-            return Err(ProbeError::driver("cuCtxEnablePeerAccess", rc as u32));
+        // Enable access both ways (j reads i's memory and i j's); 704
+        // (already enabled, e.g. by the reverse pair) is fine.
+        for (cur, peer) in [(&cj, &ci), (&ci, &cj)] {
+            cur.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
+            // SAFETY: both contexts are live primary contexts of distinct devices.
+            let rc = unsafe { sys::cuCtxEnablePeerAccess(peer.cu_ctx(), 0) };
+            if rc != sys::CUresult::CUDA_SUCCESS
+                && rc != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+            {
+                return Err(ProbeError::driver("cuCtxEnablePeerAccess", rc as u32));
+            }
         }
     }
     let bytes: usize = if quick { 64 << 20 } else { 256 << 20 };
-    let si = ci.default_stream();
+    // Plain cuMemAlloc buffers: cuCtxEnablePeerAccess does not cover
+    // stream-ordered (cuMemAllocAsync pool) memory, which cudarc's `alloc`
+    // uses, and copies between pool buffers are staged through the host.
+    ci.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
+    // SAFETY: plain device allocation in context i, freed below.
+    let src = unsafe { cudarc::driver::result::malloc_sync(bytes) }.map_err(drv("cuMemAlloc"))?;
+    cj.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
+    // SAFETY: plain device allocation in context j, freed below.
+    let dst = match unsafe { cudarc::driver::result::malloc_sync(bytes) } {
+        Ok(d) => d,
+        Err(e) => {
+            ci.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
+            // SAFETY: src was allocated above and is freed once.
+            let _ = unsafe { cudarc::driver::result::free_sync(src) };
+            return Err(drv("cuMemAlloc")(e));
+        }
+    };
     let sj = cj.default_stream();
-    let src = si.alloc_zeros::<u8>(bytes).map_err(drv("cuMemAlloc"))?;
-    si.synchronize().map_err(drv("cuStreamSynchronize"))?;
-    let mut dst = sj.alloc_zeros::<u8>(bytes).map_err(drv("cuMemAlloc"))?;
-    sj.memcpy_dtod(&src, &mut dst)
-        .map_err(drv("cuMemcpyPeer"))?;
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let a = cj.new_event(flags).map_err(drv("cuEventCreate"))?;
-    let b = cj.new_event(flags).map_err(drv("cuEventCreate"))?;
-    let reps = if quick { 2 } else { 5 };
-    a.record(&sj).map_err(drv("cuEventRecord"))?;
-    for _ in 0..reps {
-        sj.memcpy_dtod(&src, &mut dst)
-            .map_err(drv("cuMemcpyPeer"))?;
+    let copy = || {
+        // SAFETY: both buffers hold `bytes` bytes in their own contexts.
+        unsafe {
+            cudarc::driver::result::memcpy_peer_async(
+                cj.cu_ctx(),
+                dst,
+                ci.cu_ctx(),
+                src,
+                bytes,
+                sj.cu_stream(),
+            )
+        }
+        .map_err(drv("cuMemcpyPeerAsync"))
+    };
+    let timed = (|| {
+        copy()?;
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let a = cj.new_event(flags).map_err(drv("cuEventCreate"))?;
+        let b = cj.new_event(flags).map_err(drv("cuEventCreate"))?;
+        let reps = if quick { 2 } else { 5 };
+        a.record(&sj).map_err(drv("cuEventRecord"))?;
+        for _ in 0..reps {
+            copy()?;
+        }
+        b.record(&sj).map_err(drv("cuEventRecord"))?;
+        let ms =
+            f64::from(ffi::elapsed_ms(a.cu_event().cast(), b.cu_event().cast())?) / reps as f64;
+        sj.synchronize().map_err(drv("cuStreamSynchronize"))?;
+        Ok::<_, ProbeError>((ms, reps))
+    })();
+    // SAFETY: the stream finished (or failed); each buffer freed once in its context.
+    unsafe {
+        let _ = cj.bind_to_thread();
+        let _ = cudarc::driver::result::free_sync(dst);
+        let _ = ci.bind_to_thread();
+        let _ = cudarc::driver::result::free_sync(src);
     }
-    b.record(&sj).map_err(drv("cuEventRecord"))?;
-    let ms = f64::from(ffi::elapsed_ms(a.cu_event().cast(), b.cu_event().cast())?) / reps as f64;
+    let (ms, reps) = timed?;
     Ok(P2pResult {
         from: i,
         to: j,
         can_access: can == 1,
         gbps: Some(bytes as f64 / (ms * 1e-3) / 1e9),
         detail: format!(
-            "{} MiB cuMemcpyPeer x{reps}{}",
+            "{} MiB cuMemcpyPeerAsync x{reps}, cuMemAlloc buffers{}",
             bytes >> 20,
             if can == 1 {
                 ", peer access enabled"

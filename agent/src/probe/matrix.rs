@@ -68,6 +68,9 @@ pub fn load_all(cc: (u32, u32), driver: u32) -> Result<Vec<ModuleLoad>, ProbeErr
             } else {
                 ffi::error_name(out.code)
             },
+            code_message: (out.code != 0)
+                .then(|| ffi::error_string(out.code))
+                .flatten(),
             kernels_found,
             predicted: predict_standalone(cc, driver, &fb),
             ms,

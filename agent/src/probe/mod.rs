@@ -15,7 +15,9 @@
 //! first and every call into CUDA libraries runs under `catch_unwind`.
 
 mod bench;
-pub mod ffi;
+mod ffi;
+#[cfg(test)]
+mod fixture_tests;
 mod matrix;
 mod pcie;
 pub mod reference;
@@ -187,6 +189,10 @@ pub struct ModuleLoad {
     pub code: u32,
     /// e.g. `CUDA_ERROR_NO_BINARY_FOR_GPU`.
     pub code_name: String,
+    /// The driver's message (`cuGetErrorString`), e.g. "no kernel image is
+    /// available for execution on the device"; absent on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_message: Option<String>,
     /// Whether every gpukb kernel was found in the loaded module.
     pub kernels_found: bool,
     /// What [`verdict::predict_standalone`] expected.

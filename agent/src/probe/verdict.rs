@@ -147,8 +147,11 @@ pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verd
         .iter()
         .filter(|i| i.kind == ImageKind::Sass && sass_runs(dev, i))
         .collect();
+    // Plain/family images first (they cover the whole library; an `a` image
+    // usually carries a few specialised kernels), then the highest arch.
     sass.sort_by_key(|i| {
         (
+            i.variant == ArchVariant::A,
             std::cmp::Reverse(i.arch),
             std::cmp::Reverse(variant_rank(i.variant)),
         )
@@ -341,10 +344,9 @@ mod tests {
             decide((12, 0), CUDA_13_0, &torch).image.as_deref(),
             Some("sm_120")
         );
-        assert_eq!(
-            decide((12, 1), CUDA_13_0, &torch).image.as_deref(),
-            Some("sm_120")
-        );
+        let spark = decide((12, 1), CUDA_13_0, &torch);
+        assert_eq!(spark.image.as_deref(), Some("sm_120"));
+        assert_eq!(spark.also_usable, vec!["sm_121a".to_string()]);
         assert_eq!(
             decide((10, 3), CUDA_13_0, &torch).image.as_deref(),
             Some("sm_100")
