@@ -450,7 +450,7 @@ fn write_sqlite(
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE categories(category TEXT PRIMARY KEY, layer TEXT NOT NULL, meaning TEXT NOT NULL, source TEXT NOT NULL);
         CREATE TABLE entries(id TEXT PRIMARY KEY, category TEXT NOT NULL, layer TEXT NOT NULL, title TEXT NOT NULL,
-            summary TEXT NOT NULL, json TEXT NOT NULL, toml TEXT NOT NULL);
+            summary TEXT NOT NULL, json TEXT NOT NULL, toml TEXT NOT NULL, frameworks TEXT NOT NULL);
         CREATE TABLE signatures(entry_id TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, pattern TEXT NOT NULL,
             weight REAL NOT NULL, prefilter TEXT);
         CREATE TABLE fixes(entry_id TEXT NOT NULL, idx INTEGER NOT NULL, platform TEXT NOT NULL, title TEXT NOT NULL,
@@ -486,7 +486,7 @@ fn write_sqlite(
     }
     for (e, toml_text, examples) in entries {
         tx.execute(
-            "INSERT INTO entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             rusqlite::params![
                 e.id,
                 e.category,
@@ -494,7 +494,8 @@ fn write_sqlite(
                 e.title,
                 e.summary,
                 serde_json::to_string(e)?,
-                toml_text
+                toml_text,
+                model::frameworks_in(&format!("{} {}", e.title, e.keywords.join(" "))).join(" ")
             ],
         )?;
         for (i, s) in e.signatures.iter().enumerate() {

@@ -26,6 +26,45 @@ pub const PLATFORMS: &[&str] = &[
     "pip", "conda", "apt", "driver", "docker", "jetson", "source", "windows", "config", "any",
 ];
 
+/// Frameworks and tools recognised, with the lowercase needles that name them.
+pub const FRAMEWORKS: &[(&str, &[&str])] = &[
+    ("pytorch", &["torch", "pytorch"]),
+    ("tensorflow", &["tensorflow"]),
+    ("jax", &["jaxlib", "jax."]),
+    ("vllm", &["vllm"]),
+    ("comfyui", &["comfyui", "comfy"]),
+    ("stable-diffusion-webui", &["stable-diffusion-webui", "webui"]),
+    ("ollama", &["ollama"]),
+    ("llama.cpp", &["llama.cpp", "ggml", "llama-server"]),
+    ("tensorrt", &["tensorrt", "libnvinfer"]),
+    ("onnxruntime", &["onnxruntime"]),
+    ("docker", &["docker", "nvidia-container"]),
+    ("kubernetes", &["kubernetes", "kubelet", "k8s"]),
+    ("wsl", &["wsl"]),
+    ("jetson", &["jetson", "tegra", "jetpack", "l4t"]),
+    ("conda", &["conda"]),
+    ("nccl", &["nccl"]),
+    ("deepspeed", &["deepspeed"]),
+    ("xformers", &["xformers"]),
+    ("flash-attn", &["flash_attn", "flash-attn", "flashattention"]),
+    ("bitsandbytes", &["bitsandbytes"]),
+    ("triton", &["triton"]),
+    ("mmcv", &["mmcv"]),
+    ("cupy", &["cupy"]),
+    ("nvcc", &["nvcc"]),
+    ("dkms", &["dkms"]),
+];
+
+/// Names of the frameworks and tools that `text` mentions.
+pub fn frameworks_in(text: &str) -> Vec<&'static str> {
+    let lower = text.to_lowercase();
+    FRAMEWORKS
+        .iter()
+        .filter(|(_, needles)| needles.iter().any(|n| lower.contains(n)))
+        .map(|(name, _)| *name)
+        .collect()
+}
+
 /// One curated diagnosis, as written in `kb/entries/<id>.toml`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

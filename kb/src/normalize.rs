@@ -86,3 +86,29 @@ pub fn looks_binary(input: &[u8]) -> bool {
         .count();
     bad * 10 > sample.len()
 }
+
+/// Printable runs of at least `min` bytes (like `strings`), one per line, for binary input.
+pub fn printable_runs(input: &[u8], min: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, &b) in input.iter().enumerate() {
+        let printable = (0x20..0x7f).contains(&b) || b == b'\t';
+        match (printable, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                if i - s >= min {
+                    out.extend_from_slice(&input[s..i]);
+                    out.push(b'\n');
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        if input.len() - s >= min {
+            out.extend_from_slice(&input[s..]);
+        }
+    }
+    out
+}

@@ -97,6 +97,7 @@ struct EntryMeta {
     title: String,
     summary: String,
     conditions: Vec<String>,
+    frameworks: Vec<String>,
 }
 
 struct CodeMeta {
@@ -157,7 +158,7 @@ impl Matcher {
         }
         let mut entries = HashMap::new();
         {
-            let mut st = db.prepare("SELECT id, category, layer, title, summary FROM entries")?;
+            let mut st = db.prepare("SELECT id, category, layer, title, summary, frameworks FROM entries")?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
                 entries.insert(
@@ -168,6 +169,11 @@ impl Matcher {
                         title: r.get(3)?,
                         summary: r.get(4)?,
                         conditions: Vec::new(),
+                        frameworks: r
+                            .get::<_, String>(5)?
+                            .split_whitespace()
+                            .map(String::from)
+                            .collect(),
                     },
                 );
             }
@@ -266,7 +272,13 @@ impl Kb {
     /// Caps, decodes, normalises and extracts signals from raw input bytes.
     pub fn analyze(&self, input: &[u8]) -> Query {
         let binary = normalize::looks_binary(input);
-        let decoded = normalize::cap_and_decode(input);
+        let decoded = if binary {
+            let capped = normalize::cap_and_decode(input);
+            let runs = normalize::printable_runs(capped.as_bytes(), 6);
+            String::from_utf8_lossy(&runs).into_owned()
+        } else {
+            normalize::cap_and_decode(input)
+        };
         let normalized = normalize::normalize(&decoded);
         let signals = signals::extract(&normalized);
         Query {
@@ -431,6 +443,24 @@ impl Kb {
             let mut score = strong + c.bm25;
             if strong == 0.0 && c.bm25 < 1.5 {
                 continue;
+            }
+            if let Some(e) = m.entries.get(&id) {
+                // Framework affinity: the paste and the entry name the same tool (ollama,
+                // tensorflow, nccl...) or clearly different ones.
+                let pf = &q.signals.frameworks;
+                if !pf.is_empty() && !e.frameworks.is_empty() {
+                    let shared: Vec<&String> =
+                        e.frameworks.iter().filter(|f| pf.contains(f)).collect();
+                    if shared.is_empty() {
+                        score *= 0.6;
+                    } else {
+                        score += 2.5;
+                        c.matched.push(format!(
+                            "names {}",
+                            shared.iter().map(|s| String::as_str(s)).collect::<Vec<_>>().join(", ")
+                        ));
+                    }
+                }
             }
             let mut verdicts = Vec::new();
             if let (Some(f), Some(e)) = (facts, m.entries.get(&id)) {

@@ -62,35 +62,6 @@ static SONAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(lib[a-z0-9_+\-]+\.so(?:\.\d+)*|[a-z0-9_]+\.dll)\b").expect("static regex")
 });
 
-/// Frameworks and tools recognised, with the lowercase needles that name them.
-const FRAMEWORKS: &[(&str, &[&str])] = &[
-    ("pytorch", &["torch", "pytorch"]),
-    ("tensorflow", &["tensorflow"]),
-    ("jax", &["jaxlib", "jax."]),
-    ("vllm", &["vllm"]),
-    ("comfyui", &["comfyui", "comfy"]),
-    ("stable-diffusion-webui", &["stable-diffusion-webui", "webui"]),
-    ("ollama", &["ollama"]),
-    ("llama.cpp", &["llama.cpp", "ggml", "llama-server"]),
-    ("tensorrt", &["tensorrt", "libnvinfer"]),
-    ("onnxruntime", &["onnxruntime"]),
-    ("docker", &["docker", "nvidia-container"]),
-    ("kubernetes", &["kubernetes", "kubelet", "k8s"]),
-    ("wsl", &["wsl"]),
-    ("jetson", &["jetson", "tegra", "jetpack", "l4t"]),
-    ("conda", &["conda"]),
-    ("nccl", &["nccl"]),
-    ("deepspeed", &["deepspeed"]),
-    ("xformers", &["xformers"]),
-    ("flash-attn", &["flash_attn", "flash-attn", "flashattention"]),
-    ("bitsandbytes", &["bitsandbytes"]),
-    ("triton", &["triton"]),
-    ("mmcv", &["mmcv"]),
-    ("cupy", &["cupy"]),
-    ("nvcc", &["nvcc"]),
-    ("dkms", &["dkms"]),
-];
-
 const MAX_EACH: usize = 32;
 
 fn push_unique<T: PartialEq>(v: &mut Vec<T>, x: T) {
@@ -144,11 +115,9 @@ pub fn extract(text: &str) -> Signals {
         }
     }
     s.sonames = sonames.into_iter().collect();
-    let lower = text.to_lowercase();
-    for (name, needles) in FRAMEWORKS {
-        if needles.iter().any(|n| lower.contains(n)) {
-            s.frameworks.push((*name).to_string());
-        }
-    }
+    s.frameworks = crate::model::frameworks_in(text)
+        .into_iter()
+        .map(String::from)
+        .collect();
     s
 }
