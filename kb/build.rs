@@ -23,6 +23,8 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{doc, Index};
 
 type BoxErr = Box<dyn std::error::Error>;
+/// A parsed entry, its TOML text and its examples (file name, text).
+type Loaded = (model::Entry, String, Vec<(String, String)>);
 
 /// A parsed CSV (header + rows) with a tiny RFC 4180 reader.
 fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>), BoxErr> {
@@ -172,7 +174,14 @@ fn run() -> Result<(), BoxErr> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let lenient = std::env::var("GPUKB_KB_LENIENT").is_ok_and(|v| v == "1");
-    for p in ["entries", "examples", "tables", "categories.tsv", "src/model.rs", "src/tokenize.rs"] {
+    for p in [
+        "entries",
+        "examples",
+        "tables",
+        "categories.tsv",
+        "src/model.rs",
+        "src/tokenize.rs",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
     println!("cargo:rerun-if-env-changed=GPUKB_KB_LENIENT");
@@ -217,10 +226,18 @@ fn run() -> Result<(), BoxErr> {
     for (i, r) in rows.iter().enumerate() {
         let line = i + 2;
         let (prefix, idp) = library_prefix(&r[c_lib]).ok_or_else(|| {
-            format!("{}:{line}: unknown library \"{}\"", errs_path.display(), r[c_lib])
+            format!(
+                "{}:{line}: unknown library \"{}\"",
+                errs_path.display(),
+                r[c_lib]
+            )
         })?;
         let number: i64 = r[c_code].trim().parse().map_err(|_| {
-            format!("{}:{line}: code \"{}\" is not a number", errs_path.display(), r[c_code])
+            format!(
+                "{}:{line}: code \"{}\" is not a number",
+                errs_path.display(),
+                r[c_code]
+            )
         })?;
         if r[c_src].trim().is_empty() {
             return Err(format!("{}:{line}: empty source", errs_path.display()).into());
@@ -255,7 +272,11 @@ fn run() -> Result<(), BoxErr> {
     for (i, r) in xrows.iter().enumerate() {
         let line = i + 2;
         let number: i64 = r[x_num].trim().parse().map_err(|_| {
-            format!("{}:{line}: xid \"{}\" is not a number", xid_path.display(), r[x_num])
+            format!(
+                "{}:{line}: xid \"{}\" is not a number",
+                xid_path.display(),
+                r[x_num]
+            )
         })?;
         if r[x_src].trim().is_empty() {
             return Err(format!("{}:{line}: empty source", xid_path.display()).into());
@@ -291,7 +312,10 @@ fn run() -> Result<(), BoxErr> {
     let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for c in &codes {
         code_keys.insert(c.key.clone());
-        names.entry(c.name.to_lowercase()).or_default().push(c.key.clone());
+        names
+            .entry(c.name.to_lowercase())
+            .or_default()
+            .push(c.key.clone());
     }
 
     // --- entries and examples
@@ -303,12 +327,19 @@ fn run() -> Result<(), BoxErr> {
         Err(_) => Vec::new(),
     };
     files.sort();
-    let mut entries: Vec<(model::Entry, String, Vec<(String, String)>)> = Vec::new();
+    let mut entries: Vec<Loaded> = Vec::new();
     let mut issues: Vec<(String, String)> = Vec::new();
     let mut fatal: Vec<String> = Vec::new();
     for f in &files {
-        let rel = format!("kb/entries/{}", f.file_name().unwrap_or_default().to_string_lossy());
-        let stem = f.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let rel = format!(
+            "kb/entries/{}",
+            f.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let stem = f
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         let text = std::fs::read_to_string(f).map_err(|e| format!("{rel}: {e}"))?;
         let examples = read_examples(&root.join("examples").join(&stem))?;
         let entry = match model::parse_entry(&text) {
@@ -383,7 +414,10 @@ fn run() -> Result<(), BoxErr> {
             } else if let Some(ks) = names.get(&c.trim().to_lowercase()) {
                 ks.clone()
             } else {
-                issues.push((rel.clone(), format!("code name \"{c}\" is not in kb/tables")));
+                issues.push((
+                    rel.clone(),
+                    format!("code name \"{c}\" is not in kb/tables"),
+                ));
                 vec![]
             };
             for k in keys {
@@ -425,7 +459,11 @@ fn read_examples(dir: &Path) -> Result<Vec<(String, String)>, BoxErr> {
     let mut out = Vec::new();
     for p in paths {
         let bytes = std::fs::read(&p)?;
-        let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
     }
     Ok(out)
@@ -436,7 +474,7 @@ fn write_sqlite(
     out: &Path,
     categories: &[[String; 4]],
     codes: &[CodeRow],
-    entries: &[(model::Entry, String, Vec<(String, String)>)],
+    entries: &[Loaded],
     links: &BTreeMap<String, Vec<String>>,
     entry_keys: &BTreeMap<String, Vec<String>>,
     issues: &[(String, String)],
@@ -479,8 +517,17 @@ fn write_sqlite(
         tx.execute(
             "INSERT OR REPLACE INTO codes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             rusqlite::params![
-                c.id, c.library, c.prefix, c.key, c.number, c.name, c.message, c.description,
-                c.source, c.verified, linked
+                c.id,
+                c.library,
+                c.prefix,
+                c.key,
+                c.number,
+                c.name,
+                c.message,
+                c.description,
+                c.source,
+                c.verified,
+                linked
             ],
         )?;
     }
@@ -565,7 +612,7 @@ fn write_sqlite(
 fn write_index(
     out: &Path,
     codes: &[CodeRow],
-    entries: &[(model::Entry, String, Vec<(String, String)>)],
+    entries: &[Loaded],
     links: &BTreeMap<String, Vec<String>>,
 ) -> Result<(), BoxErr> {
     let dir = out.join("idx");
@@ -629,7 +676,9 @@ fn write_index(
         .filter(|n| !n.ends_with(".lock"))
         .collect();
     names.sort();
-    let mut rs = String::from("/// Files of the embedded tantivy index.\npub static INDEX_FILES: &[(&str, &[u8])] = &[\n");
+    let mut rs = String::from(
+        "/// Files of the embedded tantivy index.\npub static INDEX_FILES: &[(&str, &[u8])] = &[\n",
+    );
     for n in names {
         let _ = writeln!(
             rs,

@@ -78,7 +78,10 @@ impl Kb {
             let hits = self.search(&c.error, None, 5)?;
             let top1 = hits.first().is_some_and(|h| h.category == c.root_cause);
             let top3 = hits.iter().take(3).any(|h| h.category == c.root_cause);
-            for k in [&mut r.overall, r.per_category.entry(c.root_cause.clone()).or_default()] {
+            for k in [
+                &mut r.overall,
+                r.per_category.entry(c.root_cause.clone()).or_default(),
+            ] {
                 k.n += 1;
                 k.top1 += usize::from(top1);
                 k.top3 += usize::from(top3);
@@ -92,7 +95,12 @@ impl Kb {
                         .take(3)
                         .map(|h| (h.id.clone(), h.category.clone(), h.score))
                         .collect(),
-                    snippet: c.error.chars().take(160).collect::<String>().replace('\n', " "),
+                    snippet: c
+                        .error
+                        .chars()
+                        .take(160)
+                        .collect::<String>()
+                        .replace('\n', " "),
                 });
             }
         }

@@ -35,7 +35,8 @@ impl Kb {
             let mut st = self
                 .db
                 .prepare("SELECT entry_id, predicate FROM conditions ORDER BY entry_id")?;
-            let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            let rows =
+                st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
             for r in rows {
                 let (id, p) = r?;
                 if !rules::is_predicate(&p) {

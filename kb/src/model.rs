@@ -33,7 +33,10 @@ pub const FRAMEWORKS: &[(&str, &[&str])] = &[
     ("jax", &["jaxlib", "jax."]),
     ("vllm", &["vllm"]),
     ("comfyui", &["comfyui", "comfy"]),
-    ("stable-diffusion-webui", &["stable-diffusion-webui", "webui"]),
+    (
+        "stable-diffusion-webui",
+        &["stable-diffusion-webui", "webui"],
+    ),
     ("ollama", &["ollama"]),
     ("llama.cpp", &["llama.cpp", "ggml", "llama-server"]),
     ("tensorrt", &["tensorrt", "libnvinfer"]),
@@ -46,7 +49,10 @@ pub const FRAMEWORKS: &[(&str, &[&str])] = &[
     ("nccl", &["nccl"]),
     ("deepspeed", &["deepspeed"]),
     ("xformers", &["xformers"]),
-    ("flash-attn", &["flash_attn", "flash-attn", "flashattention"]),
+    (
+        "flash-attn",
+        &["flash_attn", "flash-attn", "flashattention"],
+    ),
     ("bitsandbytes", &["bitsandbytes"]),
     ("triton", &["triton"]),
     ("mmcv", &["mmcv"]),
@@ -216,10 +222,19 @@ pub struct Problem {
 /// `stem` is the file stem; `examples` are the entry's example texts.
 pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
-    let hard = |m: String| Problem { hard: true, message: m };
-    let soft = |m: String| Problem { hard: false, message: m };
+    let hard = |m: String| Problem {
+        hard: true,
+        message: m,
+    };
+    let soft = |m: String| Problem {
+        hard: false,
+        message: m,
+    };
     if e.id != stem {
-        out.push(hard(format!("id \"{}\" does not equal the file stem \"{}\"", e.id, stem)));
+        out.push(hard(format!(
+            "id \"{}\" does not equal the file stem \"{}\"",
+            e.id, stem
+        )));
     }
     let kebab = !e.id.is_empty()
         && e.id
@@ -228,7 +243,10 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         && !e.id.starts_with('-')
         && !e.id.ends_with('-');
     if !kebab {
-        out.push(soft(format!("id \"{}\" is not kebab-case ([a-z0-9-])", e.id)));
+        out.push(soft(format!(
+            "id \"{}\" is not kebab-case ([a-z0-9-])",
+            e.id
+        )));
     }
     if !LAYERS.contains(&e.layer.as_str()) {
         out.push(soft(format!(
@@ -251,14 +269,18 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
             (Some(_), Some(_)) => out.push(hard(format!(
                 "signature #{n} has both literal and regex; use one per [[signatures]]"
             ))),
-            (None, None) => out.push(hard(format!("signature #{n} has neither literal nor regex"))),
+            (None, None) => out.push(hard(format!(
+                "signature #{n} has neither literal nor regex"
+            ))),
             (Some(l), None) if l.trim().len() < 4 => out.push(soft(format!(
                 "signature #{n} literal \"{l}\" is shorter than 4 characters"
             ))),
             (None, Some(r)) => {
                 if let Err(err) = compile_signature_regex(r) {
                     let msg = err.to_string().replace('\n', " ");
-                    out.push(hard(format!("signature #{n} regex '{r}' does not compile: {msg}")));
+                    out.push(hard(format!(
+                        "signature #{n} regex '{r}' does not compile: {msg}"
+                    )));
                 }
             }
             _ => {}
@@ -311,7 +333,10 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         if s.literal.is_none() && s.regex.is_none() {
             continue;
         }
-        if s.regex.as_deref().is_some_and(|r| compile_signature_regex(r).is_err()) {
+        if s.regex
+            .as_deref()
+            .is_some_and(|r| compile_signature_regex(r).is_err())
+        {
             continue;
         }
         if !examples.is_empty() && !examples.iter().any(|(_, t)| signature_matches(s, t)) {

@@ -11,8 +11,10 @@ pub const MAX_INPUT: usize = 1 << 20;
 /// Longest line kept (longer lines are cut; minified junk has no diagnosis in its middle).
 const MAX_LINE: usize = 4096;
 
-static ANSI: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?").expect("static regex"));
+static ANSI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+        .expect("static regex")
+});
 static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"\b\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",

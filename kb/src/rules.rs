@@ -93,7 +93,12 @@ pub fn evaluate(name: &str, f: &MachineFacts) -> Verdict {
         },
         "pcie_link_downtrained" => pcie_link_downtrained(f),
         "ecc_errors" => ecc_errors(f),
-        "mig_enabled" => per_gpu_flag(f, |g| g.mig_enabled, "has MIG mode enabled", "MIG is disabled on every GPU"),
+        "mig_enabled" => per_gpu_flag(
+            f,
+            |g| g.mig_enabled,
+            "has MIG mode enabled",
+            "MIG is disabled on every GPU",
+        ),
         "thermal_or_power_throttling" => throttling(f),
         "duplicate_library_versions" => duplicate_library_versions(f),
         "cuda_init_failed" => match f.cuda_init.as_deref() {
@@ -119,7 +124,11 @@ pub fn evaluate(name: &str, f: &MachineFacts) -> Verdict {
         },
         "no_gpu_visible" => {
             if !f.gpus.is_empty() {
-                Verdict::RuledOut(format!("{} GPU(s) visible ({})", f.gpus.len(), f.gpus[0].name))
+                Verdict::RuledOut(format!(
+                    "{} GPU(s) visible ({})",
+                    f.gpus.len(),
+                    f.gpus[0].name
+                ))
             } else if f.kernel_module_loaded == Some(true) || f.driver_version.is_some() {
                 Verdict::Confirmed("the NVIDIA driver is present but lists no GPU".into())
             } else {
@@ -205,10 +214,9 @@ fn arch_span(t: &TorchFacts) -> String {
     let mut v: Vec<Target> = t.sass.iter().filter_map(|s| parse_target(s)).collect();
     v.sort_by_key(|t| (t.major, t.minor));
     let sass = match (v.first(), v.last()) {
-        (Some(a), Some(b)) if v.len() > 1 => format!(
-            "sm_{}{}..sm_{}{}",
-            a.major, a.minor, b.major, b.minor
-        ),
+        (Some(a), Some(b)) if v.len() > 1 => {
+            format!("sm_{}{}..sm_{}{}", a.major, a.minor, b.major, b.minor)
+        }
         (Some(a), _) => format!("sm_{}{}", a.major, a.minor),
         _ => "no SASS".into(),
     };
@@ -356,7 +364,9 @@ fn driver_older_than_torch_cuda(f: &MachineFacts) -> Verdict {
 fn no_driver(f: &MachineFacts) -> Verdict {
     match (f.kernel_module_loaded, f.driver_version.as_deref()) {
         (_, Some(v)) => Verdict::RuledOut(format!("NVIDIA driver {v} is installed")),
-        (Some(false), None) => Verdict::Confirmed("no NVIDIA kernel module is loaded and no driver version was found".into()),
+        (Some(false), None) => Verdict::Confirmed(
+            "no NVIDIA kernel module is loaded and no driver version was found".into(),
+        ),
         (Some(true), None) => Verdict::RuledOut("the nvidia kernel module is loaded".into()),
         (None, None) => Verdict::Unknown,
     }
@@ -386,7 +396,11 @@ fn cuda_visible_devices_hides_gpus(f: &MachineFacts) -> Verdict {
         };
     };
     let t = v.trim();
-    if t.is_empty() || t == "-1" || t.eq_ignore_ascii_case("nodevfiles") || t.eq_ignore_ascii_case("none") {
+    if t.is_empty()
+        || t == "-1"
+        || t.eq_ignore_ascii_case("nodevfiles")
+        || t.eq_ignore_ascii_case("none")
+    {
         return Verdict::Confirmed(format!("CUDA_VISIBLE_DEVICES=\"{v}\" hides every GPU"));
     }
     if f.gpus.is_empty() {
@@ -402,7 +416,9 @@ fn cuda_visible_devices_hides_gpus(f: &MachineFacts) -> Verdict {
             ));
         }
     }
-    Verdict::RuledOut(format!("CUDA_VISIBLE_DEVICES=\"{v}\" names an existing GPU"))
+    Verdict::RuledOut(format!(
+        "CUDA_VISIBLE_DEVICES=\"{v}\" names an existing GPU"
+    ))
 }
 
 fn pcie_link_downtrained(f: &MachineFacts) -> Verdict {
@@ -443,7 +459,10 @@ fn ecc_errors(f: &MachineFacts) -> Verdict {
         if let Some(n) = g.ecc_uncorrected {
             known = true;
             if n > 0 {
-                return Verdict::Confirmed(format!("{} reports {n} uncorrected ECC error(s)", g.name));
+                return Verdict::Confirmed(format!(
+                    "{} reports {n} uncorrected ECC error(s)",
+                    g.name
+                ));
             }
         }
         known |= g.remapped_rows_failed.is_some();
@@ -498,7 +517,9 @@ fn duplicate_library_versions(f: &MachineFacts) -> Verdict {
     let mut seen: std::collections::BTreeMap<&str, Vec<(&str, &str)>> = Default::default();
     for l in &f.libraries {
         if let Some(v) = l.version.as_deref() {
-            seen.entry(l.name.as_str()).or_default().push((v, l.path.as_str()));
+            seen.entry(l.name.as_str())
+                .or_default()
+                .push((v, l.path.as_str()));
         }
     }
     for (name, vs) in &seen {

@@ -158,7 +158,8 @@ impl Matcher {
         }
         let mut entries = HashMap::new();
         {
-            let mut st = db.prepare("SELECT id, category, layer, title, summary, frameworks FROM entries")?;
+            let mut st =
+                db.prepare("SELECT id, category, layer, title, summary, frameworks FROM entries")?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
                 entries.insert(
@@ -198,7 +199,10 @@ impl Matcher {
                 let name: String = r.get(3)?;
                 let message: String = r.get(4)?;
                 let linked: String = r.get(6)?;
-                names.entry(name.to_lowercase()).or_default().push(key.clone());
+                names
+                    .entry(name.to_lowercase())
+                    .or_default()
+                    .push(key.clone());
                 let m = message.to_lowercase();
                 if m.len() >= 20 && m != name.to_lowercase() && seen_msg.insert(m.clone()) {
                     needles.push(m);
@@ -349,11 +353,8 @@ impl Kb {
             let spec = (s.pattern.chars().count().min(80) as f64) / 10.0;
             let c = cands.entry(s.entry.clone()).or_default();
             c.sig.push(s.weight * (8.0 + spec));
-            c.matched.push(format!(
-                "signature ({}): {}",
-                s.kind,
-                short(&s.pattern, 90)
-            ));
+            c.matched
+                .push(format!("signature ({}): {}", s.kind, short(&s.pattern, 90)));
         }
 
         // 2. codes: names, messages, numbers, Xids
@@ -457,7 +458,11 @@ impl Kb {
                         score += 2.5;
                         c.matched.push(format!(
                             "names {}",
-                            shared.iter().map(|s| String::as_str(s)).collect::<Vec<_>>().join(", ")
+                            shared
+                                .iter()
+                                .map(|s| String::as_str(s))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ));
                     }
                 }
@@ -573,7 +578,10 @@ impl Kb {
                     continue;
                 }
                 let tq = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                subs.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), *boost))));
+                subs.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(tq), *boost)),
+                ));
             }
         }
         if subs.is_empty() {
@@ -614,7 +622,10 @@ fn entry_words(
             text.push_str(s.pattern());
         }
     }
-    const STOP: &[&str] = &["the", "and", "for", "not", "with", "this", "that", "are", "was", "from", "error", "has", "you", "your", "can", "cuda"];
+    const STOP: &[&str] = &[
+        "the", "and", "for", "not", "with", "this", "that", "are", "was", "from", "error", "has",
+        "you", "your", "can", "cuda",
+    ];
     let toks: BTreeSet<String> = tokenize::err_tokens(&text)
         .into_iter()
         .map(|(t, _, _)| t)

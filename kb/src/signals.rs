@@ -47,11 +47,14 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:error|code|err|returned|result|status)\s*(?:code\s*)?[=:#]?\s*\(?\s*(\d{1,4})\b")
-        .expect("static regex")
+    Regex::new(
+        r"(?i)\b(?:error|code|err|returned|result|status)\s*(?:code\s*)?[=:#]?\s*\(?\s*(\d{1,4})\b",
+    )
+    .expect("static regex")
 });
 static NCCL_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bnccl\b.*?(?:error|code|result)\b[^\d\n]{0,20}\(?(\d)\)?").expect("static regex")
+    Regex::new(r"(?i)\bnccl\b.*?(?:error|code|result)\b[^\d\n]{0,20}\(?(\d)\)?")
+        .expect("static regex")
 });
 static ARCH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b((?:sm|compute)_\d{2,3}[af]?)\b").expect("static regex"));

@@ -34,13 +34,11 @@ pub fn err_tokens(text: &str) -> Vec<(String, usize, usize)> {
         }
         let start = i;
         while i < b.len() {
-            if is_tok(b[i]) {
-                i += 1;
-            } else if (b[i] == b'.' || b[i] == b'-') && i + 1 < b.len() && is_tok(b[i + 1]) {
-                i += 1;
-            } else {
+            let joiner = (b[i] == b'.' || b[i] == b'-') && i + 1 < b.len() && is_tok(b[i + 1]);
+            if !(is_tok(b[i]) || joiner) {
                 break;
             }
+            i += 1;
         }
         raw.push((start, i));
     }

@@ -22,6 +22,9 @@ fn report_dev_accuracy() {
         pct(r.overall.top3, r.overall.n)
     );
     for m in &r.misses {
-        println!("MISS {} expected {} got {:?} :: {}", m.id, m.expected, m.got, m.snippet);
+        println!(
+            "MISS {} expected {} got {:?} :: {}",
+            m.id, m.expected, m.got, m.snippet
+        );
     }
 }

@@ -29,7 +29,9 @@ fn blackwell_cu117() -> MachineFacts {
         torch: vec![torch(
             "2.0.1+cu117",
             "11.7",
-            &["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86"],
+            &[
+                "sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86",
+            ],
             &[],
         )],
         ..Default::default()
@@ -76,8 +78,14 @@ fn h200_with_torch_2_11_is_ruled_out() {
         )],
         ..Default::default()
     };
-    assert!(matches!(evaluate("torch_lacks_gpu_arch", &f), Verdict::RuledOut(_)));
-    assert!(matches!(evaluate("driver_older_than_torch_cuda", &f), Verdict::RuledOut(_)));
+    assert!(matches!(
+        evaluate("torch_lacks_gpu_arch", &f),
+        Verdict::RuledOut(_)
+    ));
+    assert!(matches!(
+        evaluate("driver_older_than_torch_cuda", &f),
+        Verdict::RuledOut(_)
+    ));
     assert!(matches!(evaluate("no_driver", &f), Verdict::RuledOut(_)));
 }
 
@@ -88,13 +96,19 @@ fn sm90a_only_build_does_not_cover_sm100() {
         torch: vec![torch("x", "12.8", &["sm_90a"], &[])],
         ..Default::default()
     };
-    assert!(matches!(evaluate("torch_lacks_gpu_arch", &f), Verdict::Confirmed(_)));
+    assert!(matches!(
+        evaluate("torch_lacks_gpu_arch", &f),
+        Verdict::Confirmed(_)
+    ));
     let f = MachineFacts {
         gpus: vec![gpu("NVIDIA B200", (10, 0))],
         torch: vec![torch("x", "12.8", &["sm_90a"], &["compute_90"])],
         ..Default::default()
     };
-    assert!(matches!(evaluate("torch_lacks_gpu_arch", &f), Verdict::RuledOut(_)));
+    assert!(matches!(
+        evaluate("torch_lacks_gpu_arch", &f),
+        Verdict::RuledOut(_)
+    ));
 }
 
 #[test]
@@ -105,24 +119,53 @@ fn driver_and_env_predicates() {
         torch: vec![torch("2.4.0+cu121", "12.1", &["sm_80"], &[])],
         ..Default::default()
     };
-    assert!(matches!(evaluate("driver_older_than_torch_cuda", &f), Verdict::Confirmed(_)));
+    assert!(matches!(
+        evaluate("driver_older_than_torch_cuda", &f),
+        Verdict::Confirmed(_)
+    ));
     f.env.insert("CUDA_VISIBLE_DEVICES".into(), "".into());
-    assert!(matches!(evaluate("cuda_visible_devices_hides_gpus", &f), Verdict::Confirmed(_)));
+    assert!(matches!(
+        evaluate("cuda_visible_devices_hides_gpus", &f),
+        Verdict::Confirmed(_)
+    ));
     f.gpus = vec![gpu("A", (8, 0)), gpu("B", (8, 0))];
     f.env.insert("CUDA_VISIBLE_DEVICES".into(), "3".into());
-    assert!(matches!(evaluate("cuda_visible_devices_hides_gpus", &f), Verdict::Confirmed(_)));
+    assert!(matches!(
+        evaluate("cuda_visible_devices_hides_gpus", &f),
+        Verdict::Confirmed(_)
+    ));
     f.env.insert("CUDA_VISIBLE_DEVICES".into(), "1".into());
-    assert!(matches!(evaluate("cuda_visible_devices_hides_gpus", &f), Verdict::RuledOut(_)));
+    assert!(matches!(
+        evaluate("cuda_visible_devices_hides_gpus", &f),
+        Verdict::RuledOut(_)
+    ));
     f.libraries = vec![
-        LibFacts { name: "libcudnn".into(), version: Some("8.9.2".into()), path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.8".into() },
-        LibFacts { name: "libcudnn".into(), version: Some("9.1.0".into()), path: "/venv/nvidia/cudnn/lib/libcudnn.so.9".into() },
+        LibFacts {
+            name: "libcudnn".into(),
+            version: Some("8.9.2".into()),
+            path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.8".into(),
+        },
+        LibFacts {
+            name: "libcudnn".into(),
+            version: Some("9.1.0".into()),
+            path: "/venv/nvidia/cudnn/lib/libcudnn.so.9".into(),
+        },
     ];
-    assert!(matches!(evaluate("duplicate_library_versions", &f), Verdict::Confirmed(_)));
+    assert!(matches!(
+        evaluate("duplicate_library_versions", &f),
+        Verdict::Confirmed(_)
+    ));
     f.gpus[0].pcie_width_current = Some(8);
     f.gpus[0].pcie_width_max = Some(16);
-    assert!(matches!(evaluate("pcie_link_downtrained", &f), Verdict::Confirmed(_)));
+    assert!(matches!(
+        evaluate("pcie_link_downtrained", &f),
+        Verdict::Confirmed(_)
+    ));
     assert_eq!(evaluate("no_such_predicate", &f), Verdict::Unknown);
-    assert_eq!(evaluate("torch_lacks_gpu_arch", &MachineFacts::default()), Verdict::Unknown);
+    assert_eq!(
+        evaluate("torch_lacks_gpu_arch", &MachineFacts::default()),
+        Verdict::Unknown
+    );
 }
 
 #[test]
@@ -133,9 +176,13 @@ fn facts_change_the_answer() {
     let hits = kb.search(text, Some(&f), 5).unwrap();
     let top = &hits[0];
     assert!(
-        top.verdicts.iter().any(|v| v.outcome == "confirmed" && v.because.contains("sm_120")),
+        top.verdicts
+            .iter()
+            .any(|v| v.outcome == "confirmed" && v.because.contains("sm_120")),
         "{:?}",
-        hits.iter().map(|h| (&h.id, &h.verdicts)).collect::<Vec<_>>()
+        hits.iter()
+            .map(|h| (&h.id, &h.verdicts))
+            .collect::<Vec<_>>()
     );
     assert!(top.confidence >= 0.9);
 }

@@ -16,9 +16,18 @@ fn arch_mismatch_ranks_first() {
         )
         .unwrap();
     let top = &hits[0];
-    assert_eq!(top.category, "arch_mismatch_wheel", "{:?}", hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+    assert_eq!(
+        top.category,
+        "arch_mismatch_wheel",
+        "{:?}",
+        hits.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
     assert!(!top.fixes.is_empty());
-    assert!(top.matched.iter().any(|m| m.contains("signature")), "{:?}", top.matched);
+    assert!(
+        top.matched.iter().any(|m| m.contains("signature")),
+        "{:?}",
+        top.matched
+    );
     assert!(top.confidence > 0.5 && top.confidence < 1.0);
 }
 
@@ -55,7 +64,9 @@ fn bad_inputs_are_quick_and_clean() {
     let mut x: u64 = 0x9e3779b97f4a7c15;
     let junk: Vec<u8> = (0..2_000_000)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (x >> 56) as u8
         })
         .collect();
@@ -72,9 +83,13 @@ fn bad_inputs_are_quick_and_clean() {
     // 100 MB paste: a repeated log line plus the error at the end
     let mut big = Vec::with_capacity(100 << 20);
     while big.len() < 100 << 20 {
-        big.extend_from_slice(b"2024-01-01 12:00:00 INFO step 1234 loss=0.123 lr=0.0001 \x1b[32mok\x1b[0m\n");
+        big.extend_from_slice(
+            b"2024-01-01 12:00:00 INFO step 1234 loss=0.123 lr=0.0001 \x1b[32mok\x1b[0m\n",
+        );
     }
-    big.extend_from_slice(b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+    big.extend_from_slice(
+        b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    );
     let d = quick(&kb, &big);
     // debug builds are ~10x slower than release; the release target is well under a second
     assert!(d < Duration::from_secs(5), "100 MB took {d:?}");
@@ -89,14 +104,29 @@ fn explain_accepts_all_forms() {
     let kb = Kb::open().unwrap();
     let r = kb.explain("209").unwrap();
     assert!(r.iter().any(|c| c.name == "CUDA_ERROR_NO_BINARY_FOR_GPU"));
-    assert!(r.iter().any(|c| c.name == "cudaErrorNoKernelImageForDevice"));
-    assert_eq!(kb.explain("CUDA_ERROR_SYSTEM_NOT_READY").unwrap()[0].number, 802);
-    assert_eq!(kb.explain("cudaErrorNoKernelImageForDevice").unwrap()[0].number, 209);
+    assert!(r
+        .iter()
+        .any(|c| c.name == "cudaErrorNoKernelImageForDevice"));
+    assert_eq!(
+        kb.explain("CUDA_ERROR_SYSTEM_NOT_READY").unwrap()[0].number,
+        802
+    );
+    assert_eq!(
+        kb.explain("cudaErrorNoKernelImageForDevice").unwrap()[0].number,
+        209
+    );
     assert_eq!(kb.explain("xid 79").unwrap()[0].key, "xid:79");
     assert_eq!(kb.explain("Xid: 79").unwrap()[0].key, "xid:79");
     assert_eq!(kb.explain("nccl 2").unwrap()[0].name, "ncclSystemError");
-    assert_eq!(kb.explain("cudart:35").unwrap()[0].name, "cudaErrorInsufficientDriver");
-    assert!(kb.explain("cudnn 3000").unwrap().iter().any(|c| c.name == "CUDNN_STATUS_NOT_SUPPORTED"));
+    assert_eq!(
+        kb.explain("cudart:35").unwrap()[0].name,
+        "cudaErrorInsufficientDriver"
+    );
+    assert!(kb
+        .explain("cudnn 3000")
+        .unwrap()
+        .iter()
+        .any(|c| c.name == "CUDNN_STATUS_NOT_SUPPORTED"));
     assert!(kb.explain("not a code!").is_err());
     assert!(kb.explain("999999").unwrap().is_empty());
 }
