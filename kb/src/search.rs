@@ -453,9 +453,9 @@ impl Kb {
                     let shared: Vec<&String> =
                         e.frameworks.iter().filter(|f| pf.contains(f)).collect();
                     if shared.is_empty() {
-                        score *= 0.6;
+                        score *= 0.5;
                     } else {
-                        score += 2.5;
+                        score = score * 1.3 + 1.0;
                         c.matched.push(format!(
                             "names {}",
                             shared
