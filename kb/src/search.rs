@@ -406,7 +406,12 @@ impl Kb {
         }
 
         // 3. BM25 (weak)
-        let bm = self.bm25(text, 40)?;
+        // Binary input only counts exact evidence: its printable runs are mostly noise.
+        let bm = if q.binary {
+            Vec::new()
+        } else {
+            self.bm25(text, 40)?
+        };
         let max_bm = bm.iter().map(|(s, _, _)| *s).fold(0.0_f64, f64::max);
         for (s, id, kind) in &bm {
             let rel = if max_bm > 0.0 { s / max_bm } else { 0.0 };
@@ -497,10 +502,13 @@ impl Kb {
             scored.push((score, id, c, verdicts));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        scored.truncate(limit);
+        scored.truncate(limit * 4 + 8);
         let top = scored.first().map(|s| s.0).unwrap_or(1.0).max(1e-9);
         let mut hits = Vec::new();
         for (score, id, c, verdicts) in scored {
+            if hits.len() >= limit {
+                break;
+            }
             let has_strong = !c.sig.is_empty() || !c.code.is_empty();
             let mut conf = 1.0 - (-score / 14.0).exp();
             if !has_strong {
@@ -514,6 +522,10 @@ impl Kb {
             let mut matched = c.matched;
             if let Some(meta) = m.entries.get(&id) {
                 let words = entry_words(self, &id, meta, &qtokens)?;
+                if !has_strong && words.is_empty() {
+                    // BM25 on fragments only (split tokens, numbers): not a real match.
+                    continue;
+                }
                 if !words.is_empty() {
                     matched.push(format!("words: {}", words.join(", ")));
                 }
