@@ -503,6 +503,33 @@ impl Kb {
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         scored.truncate(limit * 4 + 8);
+        // Diversity: a second hit of an already-shown category is demoted a little, so the
+        // first few answers cover different explanations.
+        let mut reranked = Vec::with_capacity(scored.len());
+        let mut seen_cats: Vec<String> = Vec::new();
+        while !scored.is_empty() {
+            let adj = |x: &(f64, String, Cand, Vec<RuleVerdict>)| {
+                let cat = m
+                    .entries
+                    .get(&x.1)
+                    .map(|e| e.category.as_str())
+                    .unwrap_or("code");
+                let n = seen_cats.iter().filter(|c| *c == cat).count();
+                x.0 * 0.85f64.powi(n as i32)
+            };
+            let best = (0..scored.len())
+                .max_by(|&a, &b| adj(&scored[a]).total_cmp(&adj(&scored[b])).then(b.cmp(&a)))
+                .unwrap_or(0);
+            let x = scored.remove(best);
+            seen_cats.push(
+                m.entries
+                    .get(&x.1)
+                    .map(|e| e.category.clone())
+                    .unwrap_or_else(|| "code".into()),
+            );
+            reranked.push(x);
+        }
+        let scored = reranked;
         let top = scored.first().map(|s| s.0).unwrap_or(1.0).max(1e-9);
         let mut hits = Vec::new();
         for (score, id, c, verdicts) in scored {
