@@ -548,7 +548,8 @@ impl Kb {
             let conf = (conf * 100.0).round() / 100.0;
             let mut matched = c.matched;
             if let Some(meta) = m.entries.get(&id) {
-                let words = entry_words(self, &id, meta, &qtokens)?;
+                let entry = self.entry(&id)?;
+                let words = entry_words(entry.as_ref(), meta, &qtokens);
                 if !has_strong && words.is_empty() {
                     // BM25 on fragments only (split tokens, numbers): not a real match.
                     continue;
@@ -556,7 +557,6 @@ impl Kb {
                 if !words.is_empty() {
                     matched.push(format!("words: {}", words.join(", ")));
                 }
-                let entry = self.entry(&id)?;
                 let (fixes, confirm, sources) = entry
                     .map(|e: Entry| (e.fixes, e.confirm, e.sources))
                     .unwrap_or_default();
@@ -646,14 +646,9 @@ impl Kb {
 }
 
 /// Query tokens that appear in the entry's own text (title, summary, keywords, signatures).
-fn entry_words(
-    kb: &Kb,
-    id: &str,
-    meta: &EntryMeta,
-    q: &BTreeSet<String>,
-) -> Result<Vec<String>, KbError> {
+fn entry_words(entry: Option<&Entry>, meta: &EntryMeta, q: &BTreeSet<String>) -> Vec<String> {
     let mut text = format!("{} {}", meta.title, meta.summary);
-    if let Some(e) = kb.entry(id)? {
+    if let Some(e) = entry {
         text.push(' ');
         text.push_str(&e.keywords.join(" "));
         for s in &e.signatures {
@@ -669,11 +664,11 @@ fn entry_words(
         .into_iter()
         .map(|(t, _, _)| t)
         .collect();
-    Ok(q.iter()
+    q.iter()
         .filter(|t| toks.contains(*t) && !STOP.contains(&String::as_str(t)))
         .take(12)
         .cloned()
-        .collect())
+        .collect()
 }
 
 fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit {
