@@ -123,44 +123,63 @@ struct CodeRow {
     verified: String,
 }
 
-/// Longest literal that every match of the regex must contain (lowercased), if any.
+/// Literals of which every match of the regex must contain at least one (lowercased), if
+/// such a set of reasonably specific literals exists; joined with `\x1f` in the database.
 fn regex_prefilter(pattern: &str) -> Option<String> {
     use regex_syntax::hir::{Hir, HirKind};
-    fn walk(h: &Hir, best: &mut String) {
+    fn quality(set: &[String]) -> usize {
+        set.iter().map(|s| s.trim().len()).min().unwrap_or(0)
+    }
+    fn better(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if quality(&b) > quality(&a) { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+    fn lit(h: &Hir) -> Option<String> {
         match h.kind() {
-            HirKind::Literal(l) => {
-                let s = String::from_utf8_lossy(&l.0).to_lowercase();
-                if s.len() > best.len() {
-                    *best = s;
+            HirKind::Literal(l) => Some(String::from_utf8_lossy(&l.0).to_lowercase()),
+            _ => None,
+        }
+    }
+    // A set of literals, one of which appears in every match of `h`.
+    fn req(h: &Hir) -> Option<Vec<String>> {
+        match h.kind() {
+            HirKind::Literal(_) => lit(h).map(|l| vec![l]),
+            HirKind::Capture(c) => req(&c.sub),
+            HirKind::Repetition(r) if r.min >= 1 => req(&r.sub),
+            HirKind::Alternation(alts) => {
+                let mut all = Vec::new();
+                for a in alts {
+                    all.extend(req(a)?);
                 }
+                (all.len() <= 16).then_some(all)
             }
             HirKind::Concat(children) => {
+                let mut best: Option<Vec<String>> = None;
                 let mut run = String::new();
                 for c in children {
-                    if let HirKind::Literal(l) = c.kind() {
-                        run.push_str(&String::from_utf8_lossy(&l.0).to_lowercase());
-                    } else {
-                        if run.len() > best.len() {
-                            *best = std::mem::take(&mut run);
-                        }
-                        run.clear();
-                        walk(c, best);
+                    if let Some(l) = lit(c) {
+                        run.push_str(&l);
+                        continue;
                     }
+                    if !run.is_empty() {
+                        best = better(best, Some(vec![std::mem::take(&mut run)]));
+                    }
+                    best = better(best, req(c));
                 }
-                if run.len() > best.len() {
-                    *best = run;
+                if !run.is_empty() {
+                    best = better(best, Some(vec![run]));
                 }
+                best
             }
-            HirKind::Capture(c) => walk(&c.sub, best),
-            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, best),
-            _ => {}
+            _ => None,
         }
     }
     let p = pattern.strip_prefix("(?i)").unwrap_or(pattern);
     let hir = regex_syntax::ParserBuilder::new().build().parse(p).ok()?;
-    let mut best = String::new();
-    walk(&hir, &mut best);
-    (best.trim().len() >= 3).then_some(best)
+    let set = req(&hir)?;
+    (quality(&set) >= 3).then(|| set.join("\x1f"))
 }
 
 fn main() {
@@ -488,7 +507,7 @@ fn write_sqlite(
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE categories(category TEXT PRIMARY KEY, layer TEXT NOT NULL, meaning TEXT NOT NULL, source TEXT NOT NULL);
         CREATE TABLE entries(id TEXT PRIMARY KEY, category TEXT NOT NULL, layer TEXT NOT NULL, title TEXT NOT NULL,
-            summary TEXT NOT NULL, json TEXT NOT NULL, toml TEXT NOT NULL, frameworks TEXT NOT NULL);
+            summary TEXT NOT NULL, frameworks TEXT NOT NULL, json TEXT NOT NULL, toml TEXT NOT NULL);
         CREATE TABLE signatures(entry_id TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, pattern TEXT NOT NULL,
             weight REAL NOT NULL, prefilter TEXT);
         CREATE TABLE fixes(entry_id TEXT NOT NULL, idx INTEGER NOT NULL, platform TEXT NOT NULL, title TEXT NOT NULL,
@@ -540,9 +559,9 @@ fn write_sqlite(
                 e.layer,
                 e.title,
                 e.summary,
+                model::frameworks_in(&format!("{} {}", e.title, e.keywords.join(" "))).join(" "),
                 serde_json::to_string(e)?,
-                toml_text,
-                model::frameworks_in(&format!("{} {}", e.title, e.keywords.join(" "))).join(" ")
+                toml_text
             ],
         )?;
         for (i, s) in e.signatures.iter().enumerate() {

@@ -11,16 +11,13 @@ pub const MAX_INPUT: usize = 1 << 20;
 /// Longest line kept (longer lines are cut; minified junk has no diagnosis in its middle).
 const MAX_LINE: usize = 4096;
 
-static ANSI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
-        .expect("static regex")
-});
 static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    // ASCII classes on purpose: Unicode \d and \s make this regex cost milliseconds to build.
     Regex::new(concat!(
-        r"\b\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
-        r"|^\s*\[\s*\d+\.\d+\]",
-        r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}\b",
-        r"|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)\b"
+        r"\b[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?",
+        r"|^[ \t]*\[[ \t]*[0-9]+\.[0-9]+\]",
+        r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}\b",
+        r"|\b[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)\b"
     ))
     .expect("static regex")
 });
@@ -29,6 +26,51 @@ static HEX: LazyLock<Regex> =
 static USER_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:/home|/Users)/[^/\s]+/|(?i:[A-Z]:\\Users\\)[^\\\s]+\\").expect("static regex")
 });
+
+/// Removes ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \\`, and
+/// two-byte `ESC x`).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut it = text.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match it.peek() {
+            Some('[') => {
+                it.next();
+                // parameters and intermediates, then one final byte in @..~
+                for d in it.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                it.next();
+                let mut n = 0;
+                while let Some(d) = it.next() {
+                    n += 1;
+                    if d == '\x07' || n > 512 {
+                        break;
+                    }
+                    if d == '\x1b' {
+                        if it.peek() == Some(&'\\') {
+                            it.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            Some(_) => {
+                it.next();
+            }
+            None => {}
+        }
+    }
+    out
+}
 
 /// Keeps at most [`MAX_INPUT`] bytes (head and tail) and decodes lossily.
 pub fn cap_and_decode(input: &[u8]) -> String {
@@ -43,7 +85,7 @@ pub fn cap_and_decode(input: &[u8]) -> String {
 
 /// Normalises decoded text (see module doc).
 pub fn normalize(text: &str) -> String {
-    let text = ANSI.replace_all(text, "");
+    let text = strip_ansi(text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
     for raw in text.lines() {

@@ -7,7 +7,6 @@ use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aho_corasick::AhoCorasick;
-use regex::Regex;
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query as TQuery, TermQuery};
@@ -18,6 +17,9 @@ use crate::facts::MachineFacts;
 use crate::model::{Confirm, Entry, Fix, Source};
 use crate::rules::{self, Verdict};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
+
+/// Inputs up to this many bytes are scanned needle by needle (no automaton to build).
+const SMALL_TEXT: usize = 64 * 1024;
 
 /// Most unique query tokens sent to BM25.
 const MAX_TERMS: usize = 1200;
@@ -78,11 +80,13 @@ pub struct Hit {
 }
 
 struct SigRow {
+    /// Index of the row holding the compiled regex (identical patterns share one).
+    same_as: usize,
     entry: String,
     kind: String,
     pattern: String,
     weight: f64,
-    regex: OnceCell<Option<Regex>>,
+    regex: OnceCell<Option<regex::bytes::Regex>>,
 }
 
 enum Pat {
@@ -111,13 +115,13 @@ struct CodeMeta {
 
 /// Everything search needs in memory, built on first use.
 pub struct Matcher {
-    ac: AhoCorasick,
+    /// Built only for large inputs; small ones scan each needle with memmem.
+    ac: OnceCell<Option<AhoCorasick>>,
+    needles: Vec<String>,
     pats: Vec<Pat>,
     sigs: Vec<SigRow>,
     unfiltered: Vec<usize>,
     entries: HashMap<String, EntryMeta>,
-    codes: HashMap<String, Vec<CodeMeta>>,
-    names: HashMap<String, Vec<String>>,
 }
 
 impl Matcher {
@@ -127,6 +131,7 @@ impl Matcher {
         let mut pats = Vec::new();
         let mut needles: Vec<String> = Vec::new();
         let mut unfiltered = Vec::new();
+        let mut first_of: HashMap<String, usize> = HashMap::new();
         {
             let mut st = db.prepare(
                 "SELECT entry_id, kind, pattern, weight, prefilter FROM signatures ORDER BY entry_id, idx",
@@ -136,10 +141,13 @@ impl Matcher {
                 let i = sigs.len();
                 let kind: String = r.get(1)?;
                 let pre: Option<String> = r.get(4)?;
+                let pattern: String = r.get(2)?;
+                let same_as = *first_of.entry(pattern.clone()).or_insert(i);
                 sigs.push(SigRow {
+                    same_as,
                     entry: r.get(0)?,
                     kind: kind.clone(),
-                    pattern: r.get(2)?,
+                    pattern,
                     weight: r.get(3)?,
                     regex: OnceCell::new(),
                 });
@@ -149,8 +157,10 @@ impl Matcher {
                         pats.push(Pat::Sig(i));
                     }
                     (_, Some(p)) => {
-                        needles.push(p);
-                        pats.push(Pat::Prefilter(i));
+                        for alt in p.split('\x1f') {
+                            needles.push(alt.to_string());
+                            pats.push(Pat::Prefilter(i));
+                        }
                     }
                     _ => unfiltered.push(i),
                 }
@@ -187,53 +197,25 @@ impl Matcher {
                 }
             }
         }
-        let mut codes: HashMap<String, Vec<CodeMeta>> = HashMap::new();
-        let mut names: HashMap<String, Vec<String>> = HashMap::new();
-        let mut seen_msg = BTreeSet::new();
         {
-            let mut st =
-                db.prepare("SELECT id, library, key, name, message, source, linked FROM codes")?;
+            // Exact message strings of codes (long enough to be specific) are needles too.
+            let mut st = db.prepare(
+                "SELECT lower(message), min(key) FROM codes WHERE length(message) >= 20 \
+                 AND lower(message) != lower(name) GROUP BY lower(message)",
+            )?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
-                let key: String = r.get(2)?;
-                let name: String = r.get(3)?;
-                let message: String = r.get(4)?;
-                let linked: String = r.get(6)?;
-                names
-                    .entry(name.to_lowercase())
-                    .or_default()
-                    .push(key.clone());
-                let m = message.to_lowercase();
-                if m.len() >= 20 && m != name.to_lowercase() && seen_msg.insert(m.clone()) {
-                    needles.push(m);
-                    pats.push(Pat::Message(key.clone()));
-                }
-                codes.entry(key).or_default().push(CodeMeta {
-                    id: r.get(0)?,
-                    library: r.get(1)?,
-                    name,
-                    message,
-                    source: r.get(5)?,
-                    linked: linked
-                        .split(',')
-                        .filter(|s| !s.is_empty())
-                        .map(String::from)
-                        .collect(),
-                });
+                needles.push(r.get(0)?);
+                pats.push(Pat::Message(r.get(1)?));
             }
         }
-        let ac = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::Standard)
-            .build(&needles)
-            .map_err(|e| KbError::Index(e.to_string()))?;
         Ok(Matcher {
-            ac,
+            ac: OnceCell::new(),
+            needles,
             pats,
             sigs,
             unfiltered,
             entries,
-            codes,
-            names,
         })
     }
 }
@@ -271,6 +253,11 @@ impl Kb {
         }
         let m = Matcher::load(self)?;
         Ok(self.matcher.get_or_init(|| m))
+    }
+
+    /// Loads the in-memory matcher now (otherwise done by the first search).
+    pub fn prepare(&self) -> Result<(), KbError> {
+        self.matcher().map(|_| ())
     }
 
     /// Caps, decodes, normalises and extracts signals from raw input bytes.
@@ -322,8 +309,26 @@ impl Kb {
         let mut sig_hit = vec![false; m.sigs.len()];
         let mut msg_keys: BTreeSet<String> = BTreeSet::new();
         let mut check_regex = Vec::new();
-        for mat in m.ac.find_overlapping_iter(&lower) {
-            match &m.pats[mat.pattern().as_usize()] {
+        let mut found = vec![false; m.needles.len()];
+        if lower.len() <= SMALL_TEXT {
+            for (i, n) in m.needles.iter().enumerate() {
+                found[i] = memchr::memmem::find(lower.as_bytes(), n.as_bytes()).is_some();
+            }
+        } else {
+            let ac = m.ac.get_or_init(|| {
+                AhoCorasick::builder()
+                    .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+                    .build(&m.needles)
+                    .ok()
+            });
+            if let Some(ac) = ac {
+                for mat in ac.find_overlapping_iter(&lower) {
+                    found[mat.pattern().as_usize()] = true;
+                }
+            }
+        }
+        for (i, _) in found.iter().enumerate().filter(|(_, f)| **f) {
+            match &m.pats[i] {
                 Pat::Sig(i) => sig_hit[*i] = true,
                 Pat::Prefilter(i) => check_regex.push(*i),
                 Pat::Message(k) => {
@@ -339,10 +344,11 @@ impl Kb {
             if sig_hit[i] {
                 continue;
             }
-            let re = s
+            let owner = &m.sigs[s.same_as];
+            let re = owner
                 .regex
-                .get_or_init(|| crate::model::compile_signature_regex(&s.pattern).ok());
-            if re.as_ref().is_some_and(|r| r.is_match(text)) {
+                .get_or_init(|| crate::model::compile_signature_regex(&owner.pattern).ok());
+            if re.as_ref().is_some_and(|r| r.is_match(text.as_bytes())) {
                 sig_hit[i] = true;
             }
         }
@@ -366,7 +372,7 @@ impl Kb {
             }
         };
         for n in &q.signals.code_names {
-            for k in m.names.get(&n.to_lowercase()).into_iter().flatten() {
+            for k in self.code_keys_named(n)? {
                 add_key(k.clone(), 9.0, format!("code name {n} ({k})"));
             }
         }
@@ -376,7 +382,7 @@ impl Kb {
         for n in &q.signals.cuda_numbers {
             for lib in ["cuda", "cudart"] {
                 let k = format!("{lib}:{n}");
-                if m.codes.contains_key(&k) {
+                if !self.codes_where("key", &k)?.is_empty() {
                     add_key(k.clone(), 3.5, format!("error number {n} ({k})"));
                 }
             }
@@ -388,9 +394,10 @@ impl Kb {
             add_key(format!("xid:{n}"), 9.0, format!("Xid {n}"));
         }
         for (k, (strength, why)) in keys {
-            let Some(rows) = m.codes.get(&k) else {
+            let rows = self.codes_where("key", &k)?;
+            if rows.is_empty() {
                 continue;
-            };
+            }
             let linked: BTreeSet<&String> = rows.iter().flat_map(|r| r.linked.iter()).collect();
             if linked.is_empty() {
                 let c = cands.entry(rows[0].id.clone()).or_default();
@@ -418,12 +425,11 @@ impl Kb {
             // raw BM25 also matters: a weak best match should not look strong
             let part = 6.0 * rel * (max_bm / 12.0).min(1.0);
             if kind == "code" {
-                let links: Vec<String> = m
-                    .codes
-                    .values()
-                    .flatten()
-                    .find(|c| &c.id == id)
-                    .map(|c| c.linked.clone())
+                let links: Vec<String> = self
+                    .codes_where("id", id)?
+                    .into_iter()
+                    .next()
+                    .map(|c| c.linked)
                     .unwrap_or_default();
                 if links.is_empty() {
                     cands.entry(id.clone()).or_default().bm25 += part * 0.5;
@@ -576,11 +582,45 @@ impl Kb {
                     verdicts,
                     conditions: meta.conditions.clone(),
                 });
-            } else if let Some(code) = m.codes.values().flatten().find(|c| c.id == id) {
+            } else if let Some(code) = self.codes_where("id", &id)?.first() {
                 hits.push(code_hit(code, score, conf, matched));
             }
         }
         Ok(hits)
+    }
+
+    /// Code rows whose `col` (`key` or `id`) equals `val`.
+    fn codes_where(&self, col: &str, val: &str) -> Result<Vec<CodeMeta>, KbError> {
+        let sql = match col {
+            "id" => "SELECT id, library, name, message, source, linked FROM codes WHERE id = ?1",
+            _ => "SELECT id, library, name, message, source, linked FROM codes WHERE key = ?1",
+        };
+        let mut st = self.db.prepare_cached(sql)?;
+        let rows = st.query_map([val], |r| {
+            let linked: String = r.get(5)?;
+            Ok(CodeMeta {
+                id: r.get(0)?,
+                library: r.get(1)?,
+                name: r.get(2)?,
+                message: r.get(3)?,
+                source: r.get(4)?,
+                linked: linked
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect(),
+            })
+        })?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
+    }
+
+    /// Code keys whose symbolic name is `name` (case-insensitive).
+    fn code_keys_named(&self, name: &str) -> Result<Vec<String>, KbError> {
+        let mut st = self
+            .db
+            .prepare_cached("SELECT key FROM codes WHERE name = ?1 COLLATE NOCASE")?;
+        let rows = st.query_map([name], |r| r.get(0))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
     }
 
     /// BM25 over the index: (score, id, kind), best first.

@@ -48,21 +48,23 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
 });
 static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:error|code|err|returned|result|status)\s*(?:code\s*)?[=:#]?\s*\(?\s*(\d{1,4})\b",
+        r"(?i)\b(?:error|code|err|returned|result|status)[ \t]*(?:code[ \t]*)?[=:#]?[ \t]*\(?[ \t]*([0-9]{1,4})\b",
     )
     .expect("static regex")
 });
 static NCCL_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bnccl\b.*?(?:error|code|result)\b[^\d\n]{0,20}\(?(\d)\)?")
+    Regex::new(r"(?i)(?:error|code|result)\b[^0-9\n]{0,20}\(?([0-9])\)?").expect("static regex")
+});
+static ARCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b((?:sm|compute)_[0-9]{2,3}[af]?)\b").expect("static regex")
+});
+static CAPABILITY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)capability[ \t]*(?:of[ \t]*|is[ \t]*|:[ \t]*)?([0-9]{1,2}\.[0-9])\b")
         .expect("static regex")
 });
-static ARCH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b((?:sm|compute)_\d{2,3}[af]?)\b").expect("static regex"));
-static CAPABILITY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)capability\s*(?:of\s*|is\s*|:\s*)?(\d{1,2}\.\d)\b").expect("static regex")
-});
 static SONAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(lib[a-z0-9_+\-]+\.so(?:\.\d+)*|[a-z0-9_]+\.dll)\b").expect("static regex")
+    Regex::new(r"(?i)\b(lib[a-z0-9_+\-]+\.so(?:\.[0-9]+)*|[a-z0-9_]+\.dll)\b")
+        .expect("static regex")
 });
 
 const MAX_EACH: usize = 32;
