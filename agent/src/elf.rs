@@ -20,12 +20,39 @@ pub struct ElfInfo {
 
 /// Parses an ELF image in memory.
 pub fn parse_elf(data: &[u8]) -> Result<ElfInfo, String> {
+    parse_elf_with(data, |off, len| {
+        let d = data
+            .get(off as usize..)
+            .and_then(|d| d.get(..len))
+            .ok_or("the .nv_fatbin section lies outside the file")?;
+        Ok(fatbin::parse_fatbin_section(d))
+    })
+}
+
+/// Parses an ELF file whose headers are in `data` (usually a memory map),
+/// walking `.nv_fatbin` with `pread`s on `file` so that only its headers are
+/// read, not the hundreds of megabytes of GPU code.
+pub fn parse_elf_file(data: &[u8], file: &std::fs::File) -> Result<ElfInfo, String> {
+    parse_elf_with(data, |offset, len| {
+        Ok(fatbin::walk(&fatbin::FileSection { file, offset, len }))
+    })
+}
+
+fn parse_elf_with(
+    data: &[u8],
+    fatbin_at: impl FnOnce(u64, usize) -> Result<Vec<fatbin::FatbinImage>, String>,
+) -> Result<ElfInfo, String> {
     let file = object::File::parse(data).map_err(|e| format!("not an ELF file: {e}"))?;
-    let fatbin = file
+    let fatbin = match file
         .section_by_name(".nv_fatbin")
-        .map(|s| s.data().map_err(|e| format!("bad .nv_fatbin section: {e}")))
-        .transpose()?
-        .map(|d| fatbin::summarize(&fatbin::parse_fatbin_section(d)));
+        .and_then(|s| s.file_range())
+    {
+        Some((off, size)) => {
+            let size = usize::try_from(size).map_err(|_| "the .nv_fatbin section is too large")?;
+            Some(fatbin::summarize(&fatbin_at(off, size)?))
+        }
+        None => None,
+    };
     let mut info = match data.get(4) {
         Some(2) => dynamic::<elf::FileHeader64<Endianness>>(data)?,
         Some(1) => dynamic::<elf::FileHeader32<Endianness>>(data)?,

@@ -97,39 +97,104 @@ fn rd64(b: &[u8], o: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?))
 }
 
+/// Random access to the bytes of a `.nv_fatbin` section: a slice in memory,
+/// or a file read with `pread` so that walking a 300 MB section touches only
+/// the few kilobytes of headers (an mmap would fault whole pages in).
+pub trait SectionBytes {
+    fn len(&self) -> usize;
+    /// Fills `buf` from `offset`; false when out of range or unreadable.
+    fn read_at(&self, offset: usize, buf: &mut [u8]) -> bool;
+}
+
+impl SectionBytes for [u8] {
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+    fn read_at(&self, offset: usize, buf: &mut [u8]) -> bool {
+        match offset
+            .checked_add(buf.len())
+            .and_then(|end| self.get(offset..end))
+        {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A section inside an open file.
+pub struct FileSection<'a> {
+    pub file: &'a std::fs::File,
+    pub offset: u64,
+    pub len: usize,
+}
+
+impl SectionBytes for FileSection<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn read_at(&self, offset: usize, buf: &mut [u8]) -> bool {
+        use std::os::unix::fs::FileExt;
+        if offset
+            .checked_add(buf.len())
+            .is_none_or(|end| end > self.len)
+        {
+            return false;
+        }
+        self.file
+            .read_exact_at(buf, self.offset + offset as u64)
+            .is_ok()
+    }
+}
+
 /// Lists every image header in a `.nv_fatbin` section (or a standalone
 /// `.fatbin` file). Garbage yields fewer images, never a panic.
 pub fn parse_fatbin_section(sec: &[u8]) -> Vec<FatbinImage> {
+    walk(sec)
+}
+
+/// Like [`parse_fatbin_section`], over any [`SectionBytes`].
+pub fn walk<S: SectionBytes + ?Sized>(sec: &S) -> Vec<FatbinImage> {
     let mut out = Vec::new();
+    let len = sec.len();
     let mut pos = 0usize;
-    while pos + 16 <= sec.len() {
-        if rd32(sec, pos) != Some(CONTAINER_MAGIC) {
+    let mut h = [0u8; 16];
+    let mut eh_buf = [0u8; 64];
+    while pos + 16 <= len {
+        if !sec.read_at(pos, &mut h) {
+            break;
+        }
+        if rd32(&h, 0) != Some(CONTAINER_MAGIC) {
             pos += 8;
             continue;
         }
-        let header = rd16(sec, pos + 6).unwrap_or(16) as usize;
-        let fat = rd64(sec, pos + 8).unwrap_or(0);
+        let header = rd16(&h, 6).unwrap_or(16) as usize;
+        let fat = rd64(&h, 8).unwrap_or(0);
         let end = usize::try_from(fat)
             .ok()
             .and_then(|f| pos.checked_add(header)?.checked_add(f))
             .unwrap_or(usize::MAX)
-            .min(sec.len());
+            .min(len);
         let mut e = pos + header.max(16);
         while e + 64 <= end {
-            let (Some(kind), Some(eh), Some(payload)) =
-                (rd16(sec, e), rd32(sec, e + 4), rd64(sec, e + 8))
-            else {
+            if !sec.read_at(e, &mut eh_buf) {
+                break;
+            }
+            let b = &eh_buf;
+            let (Some(kind), Some(eh), Some(payload)) = (rd16(b, 0), rd32(b, 4), rd64(b, 8)) else {
                 break;
             };
             let eh = eh as usize;
             if eh < 64 {
                 break;
             }
-            let minor = rd16(sec, e + 0x18).unwrap_or(0);
-            let major = rd16(sec, e + 0x1A).unwrap_or(0);
-            let arch = rd32(sec, e + 0x1C).unwrap_or(0);
-            let flags = rd64(sec, e + 0x28).unwrap_or(0);
-            let csize = rd32(sec, e + 0x10).unwrap_or(0);
+            let minor = rd16(b, 0x18).unwrap_or(0);
+            let major = rd16(b, 0x1A).unwrap_or(0);
+            let arch = rd32(b, 0x1C).unwrap_or(0);
+            let flags = rd64(b, 0x28).unwrap_or(0);
+            let csize = rd32(b, 0x10).unwrap_or(0);
             let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
                 ArchVariant::A
             } else if flags & FLAG_FAMILY != 0 {
@@ -241,6 +306,29 @@ mod tests {
         assert_eq!(s.sass, vec!["sm_80", "sm_90a", "sm_100f"]);
         assert_eq!(s.ptx, vec!["compute_80"]);
         assert_eq!(s.images, 4);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // writes a temporary file
+    fn reading_from_a_file_matches_reading_from_memory() {
+        let mut sec = vec![0u8; 24];
+        sec.extend(container(&[
+            entry(2, 86, 0x11, &[7; 40]),
+            entry(1, 90, 0x11, &[1; 8]),
+        ]));
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("f");
+        let mut file_bytes = vec![0xAB; 100];
+        file_bytes.extend(&sec);
+        std::fs::write(&p, &file_bytes).unwrap();
+        let f = std::fs::File::open(&p).unwrap();
+        let from_file = walk(&FileSection {
+            file: &f,
+            offset: 100,
+            len: sec.len(),
+        });
+        assert_eq!(from_file, parse_fatbin_section(&sec));
+        assert_eq!(summarize(&from_file).sass, vec!["sm_86"]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod fingerprint;
 pub mod host;
 pub mod parse;
 
-pub use collect::{fingerprint, Deadlines};
+pub use collect::{fingerprint, fingerprint_timed, Settings};
 pub use fingerprint::Fingerprint;
 
 /// The C library's version (`gnu_get_libc_version`), or `None` when this

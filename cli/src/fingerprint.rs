@@ -13,10 +13,24 @@ pub struct FingerprintArgs {
     /// Print JSON (the versioned fingerprint schema) instead of a report.
     #[arg(long)]
     pub json: bool,
+    /// Skip cuInit (about 0.25 s per GPU): the CUDA section then holds only the driver API version.
+    #[arg(long)]
+    pub quick: bool,
+    /// Also print, on stderr, how long each source took.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 pub fn run(args: &FingerprintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let fp = crate::machine::fingerprint(&args.machine)?;
+    let host = std::sync::Arc::new(args.machine.host(false)?);
+    let mut settings = crate::machine::deadlines(&args.machine);
+    settings.cuda_init = !args.quick;
+    let (fp, timings) = gpukb_agent::fingerprint_timed(host, &settings);
+    if args.timings {
+        for (name, t) in &timings {
+            eprintln!("gpukb: {name:<22} {:7.1} ms", t.as_secs_f64() * 1000.0);
+        }
+    }
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &fp)?;
         writeln!(out)?;

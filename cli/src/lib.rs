@@ -8,6 +8,7 @@ pub mod facts;
 pub mod fingerprint;
 pub mod kb_cmd;
 pub mod machine;
+pub mod probe;
 pub mod report;
 pub mod search;
 pub mod style;
@@ -26,25 +27,28 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Paste an error (as arguments or on stdin): the likely diagnoses, how to confirm them, and the fixes, offline.
+    Search(search::SearchArgs),
+    /// Explain error codes: 209, CUDA_ERROR_SYSTEM_NOT_READY, cudaErrorNoKernelImageForDevice, xid 79, nccl 2 ...
+    Explain(explain::ExplainArgs),
     /// Describe this machine's NVIDIA stack (driver, NVML, CUDA, libraries, PyTorch), each fact with its source.
     Fingerprint(fingerprint::FingerprintArgs),
     /// Record what a fingerprint observes into a directory, to replay it elsewhere with --replay.
     Capture(capture::CaptureArgs),
-    /// Paste an error (arguments or stdin) and get ranked diagnoses with fixes, offline.
-    Search(search::SearchArgs),
+    /// Run small CUDA kernels on the GPU: which code images load, and bandwidth/FLOP/s against what the model should reach.
+    Probe(probe::ProbeArgs),
     /// Browse, check and measure the knowledge base.
     Kb(kb_cmd::KbArgs),
-    /// Explain error codes: 209, CUDA_ERROR_SYSTEM_NOT_READY, xid 79, nccl 2 ...
-    Explain(explain::ExplainArgs),
 }
 
 /// Runs gpukb with `args`, writing results to `out`.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match &cli.command {
+        Command::Search(a) => search::run(a, out),
+        Command::Explain(a) => explain::run(a, out),
         Command::Fingerprint(a) => fingerprint::run(a, out),
         Command::Capture(a) => capture::run(a, out),
-        Command::Search(a) => search::run(a, out),
+        Command::Probe(a) => probe::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
-        Command::Explain(a) => explain::run(a, out),
     }
 }

@@ -57,8 +57,8 @@ pub fn fingerprint(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprin
     Ok(gpukb_agent::fingerprint(host, &deadlines(args)))
 }
 
-pub(crate) fn deadlines(args: &MachineArgs) -> gpukb_agent::Deadlines {
-    let mut d = gpukb_agent::Deadlines::default();
+pub(crate) fn deadlines(args: &MachineArgs) -> gpukb_agent::Settings {
+    let mut d = gpukb_agent::Settings::default();
     let t = Duration::from_secs_f64(args.timeout.clamp(0.1, 600.0));
     d.nvml = d.nvml.max(t);
     d.cuda = d.cuda.max(t);

@@ -209,7 +209,7 @@ pub fn write_fingerprint(
     for f in &fp.libraries.files {
         writeln!(
             out,
-            "  {:<W$}{:<10} {}  {}",
+            "  {:<W$} {:<10} {}  {}",
             f.soname,
             opt(&f.version),
             f.real_path,
@@ -275,7 +275,7 @@ pub fn write_fingerprint(
             for l in &t.loads {
                 writeln!(
                     out,
-                    "    {:<14}{} {}  {}",
+                    "    {:<16} {:<10} {}  {}",
                     l.soname,
                     opt(&l.version),
                     l.path.as_deref().unwrap_or("NOT FOUND"),

@@ -40,6 +40,7 @@ def row(name, argv, n):
 
 print(f"host: {os.uname().nodename} {os.uname().machine}, {os.cpu_count()} CPUs")
 row("gpukb fingerprint --json", [gpukb, "fingerprint", "--json"], runs)
+row("gpukb fingerprint --quick --json", [gpukb, "fingerprint", "--quick", "--json"], runs)
 row("gpukb fingerprint (report)", [gpukb, "fingerprint"], runs)
 row("nvidia-smi -q", ["nvidia-smi", "-q"], runs)
 row("nvidia-smi --query-gpu=... csv", ["nvidia-smi", "--query-gpu=name,driver_version,pcie.link.gen.current", "--format=csv"], runs)

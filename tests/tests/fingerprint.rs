@@ -5,7 +5,7 @@
 
 use gpukb_agent::fingerprint::Observed;
 use gpukb_agent::host::{Host, LiveOptions};
-use gpukb_agent::{fingerprint, Deadlines, Fingerprint};
+use gpukb_agent::{fingerprint, Fingerprint, Settings};
 use gpukb_tests::fixture;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ fn recorded(name: &str) -> Fingerprint {
 fn replay(name: &str) -> Fingerprint {
     fingerprint(
         Arc::new(Host::replay(fixture(name)).unwrap()),
-        &Deadlines::default(),
+        &Settings::default(),
     )
 }
 
@@ -55,12 +55,12 @@ fn a_machine_without_a_driver_says_so() {
 #[test]
 fn capture_then_replay_round_trips_on_this_machine() {
     let host = Arc::new(Host::live(LiveOptions::default()).recording());
-    let live = fingerprint(host.clone(), &Deadlines::default());
+    let live = fingerprint(host.clone(), &Settings::default());
     let dir = tempfile::tempdir().unwrap();
     host.write_capture(dir.path()).unwrap();
     let replayed = fingerprint(
         Arc::new(Host::replay(dir.path()).unwrap()),
-        &Deadlines::default(),
+        &Settings::default(),
     );
     assert_eq!(live, replayed);
 }
@@ -94,7 +94,7 @@ fn garbage_files_are_reported_not_panicked_on() {
     write(r, &format!("{site}/torch-2.1.0.dist-info/METADATA"), &junk);
     // A directory where a file is expected: unreadable.
     std::fs::create_dir_all(r.join("proc/sys/kernel/osrelease")).unwrap();
-    let fp = fingerprint(Arc::new(Host::root_dir(r)), &Deadlines::default());
+    let fp = fingerprint(Arc::new(Host::root_dir(r)), &Settings::default());
     assert!(
         matches!(fp.driver.version, Observed::Failed { .. }),
         "{:?}",
@@ -148,7 +148,7 @@ fn a_hung_nvidia_smi_is_reported_as_a_timeout() {
         )])),
     });
     let start = Instant::now();
-    let fp = fingerprint(Arc::new(host), &Deadlines::default());
+    let fp = fingerprint(Arc::new(host), &Settings::default());
     let took = start.elapsed();
     if fp.nvml.is_found() {
         return; // a real driver answered before the fallback was needed

@@ -8,11 +8,11 @@ use crate::host::{Host, HostError};
 use cudarc::driver::sys::{self, CUdevice_attribute as A, CUresult};
 use std::time::Duration;
 
-pub(super) fn collect(host: &Host, deadline: Duration) -> Observed<CudaFacts> {
+pub(super) fn collect(host: &Host, deadline: Duration, init: bool) -> Observed<CudaFacts> {
     let source = Source::CudaDriver {
         call: "cuInit".into(),
     };
-    match host.answer("cuda", deadline, live) {
+    match host.answer("cuda", deadline, move || live(init)) {
         Ok(Some(f)) => Observed::found(f, source),
         Ok(None) => Observed::absent(
             source,
@@ -38,7 +38,10 @@ fn check(call: &str, r: CUresult) -> Result<(), HostError> {
     }
 }
 
-fn live() -> Result<Option<CudaFacts>, HostError> {
+/// What `init` is set to when cuInit was skipped.
+pub const INIT_SKIPPED: &str = "not called (--quick)";
+
+fn live(init: bool) -> Result<Option<CudaFacts>, HostError> {
     // SAFETY: only asks whether the library can be dlopen'ed.
     if !unsafe { sys::is_culib_present() } {
         return Ok(None);
@@ -49,6 +52,13 @@ fn live() -> Result<Option<CudaFacts>, HostError> {
         sys::cuDriverGetVersion(&mut v)
     })?;
     let driver_version = format!("{}.{}", v / 1000, (v % 1000) / 10);
+    if !init {
+        return Ok(Some(CudaFacts {
+            driver_version,
+            init: INIT_SKIPPED.into(),
+            devices: vec![],
+        }));
+    }
     // SAFETY: FFI, flags must be 0.
     let init = unsafe { sys::cuInit(0) };
     let mut devices = Vec::new();

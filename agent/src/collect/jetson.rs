@@ -24,6 +24,20 @@ pub(super) fn collect(ctx: &Context) -> Observed<JetsonReport> {
     let source = Source::Derived {
         from: "/etc/nv_tegra_release, /proc/device-tree, dpkg status, nvpmodel, sysfs".into(),
     };
+    // Only a Tegra system has these; skip dpkg and sysfs reads elsewhere.
+    let tegra = [
+        "/etc/nv_tegra_release",
+        "/proc/device-tree/compatible",
+        "/sys/firmware/devicetree/base/compatible",
+    ]
+    .iter()
+    .any(|p| ctx.host.exists(p).unwrap_or(false));
+    if !tegra {
+        return Observed::absent(
+            source,
+            "not a Jetson (no /etc/nv_tegra_release or device tree)",
+        );
+    }
     match gpukb_jetson::observe(&Files(&ctx.host)) {
         Ok(Some(r)) => Observed::found(r, source),
         Ok(None) => Observed::absent(source, "not a Jetson"),

@@ -165,9 +165,12 @@ fn toolkits(host: &Host, files: &mut Vec<LibraryFile>, problems: &mut Vec<String
                         Some(v) => Observed::found(v, Source::file(&txt)),
                         None => Observed::failed(Source::file(&txt), "no `CUDA Version` line"),
                     },
-                    Ok(None) => {
-                        Observed::absent(Source::file(&json), "no version.json or version.txt")
-                    }
+                    Ok(None) => match dir_version(&real) {
+                        Some(v) => Observed::found(v, Source::Listing { path: real.clone() }),
+                        None => {
+                            Observed::absent(Source::file(&json), "no version.json or version.txt")
+                        }
+                    },
                     Err(e) => Observed::failed(Source::file(&txt), e),
                 },
                 Err(e) => Observed::failed(Source::file(&json), e),
@@ -190,6 +193,16 @@ fn toolkits(host: &Host, files: &mut Vec<LibraryFile>, problems: &mut Vec<String
         }
     }
     out
+}
+
+/// `13.0` from a toolkit directory named `cuda-13.0`.
+fn dir_version(path: &str) -> Option<String> {
+    let v = path.rsplit('/').next()?.strip_prefix("cuda-")?;
+    let ok = v
+        .split('.')
+        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && v.contains('.');
+    ok.then(|| v.to_string())
 }
 
 /// Drops second sightings of the same real file.

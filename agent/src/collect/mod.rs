@@ -19,20 +19,25 @@ use std::time::Duration;
 
 pub use libraries::{family_of, FAMILIES};
 
-/// How long each group of sources may take.
+/// How long each group of sources may take, and whether to initialise CUDA.
 #[derive(Debug, Clone)]
-pub struct Deadlines {
+pub struct Settings {
     pub files: Duration,
     pub nvml: Duration,
     pub cuda: Duration,
+    /// Call `cuInit` (its exact result and the devices it sees). It costs
+    /// about a quarter of a second per GPU; without it the CUDA section
+    /// holds only `cuDriverGetVersion`.
+    pub cuda_init: bool,
 }
 
-impl Default for Deadlines {
+impl Default for Settings {
     fn default() -> Self {
-        Deadlines {
+        Settings {
             files: Duration::from_secs(10),
             nvml: Duration::from_secs(5),
             cuda: Duration::from_secs(8),
+            cuda_init: true,
         }
     }
 }
@@ -40,6 +45,8 @@ impl Default for Deadlines {
 /// Shared, lazily read facts several collectors need.
 pub(crate) struct Context {
     pub host: Arc<Host>,
+    /// How long each source took on its own thread.
+    timings: std::sync::Mutex<Vec<(String, Duration)>>,
     ld_cache: OnceLock<Result<Option<Vec<CacheEntry>>, HostError>>,
 }
 
@@ -70,7 +77,17 @@ fn spawn<T: Send + 'static>(
     let ctx = ctx.clone();
     let what = what.to_string();
     std::thread::spawn(move || {
-        with_deadline(&what, deadline, move || Ok(Some(f(&ctx)))).map(|v| v.expect("Some"))
+        let name = what.clone();
+        with_deadline(&what, deadline, move || {
+            let t = std::time::Instant::now();
+            let v = f(&ctx);
+            ctx.timings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((name, t.elapsed()));
+            Ok(Some(v))
+        })
+        .map(|v| v.expect("Some"))
     })
 }
 
@@ -89,10 +106,21 @@ fn join<T>(
 }
 
 /// Observes the machine behind `host`.
-pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
+pub fn fingerprint(host: Arc<Host>, deadlines: &Settings) -> Fingerprint {
+    fingerprint_timed(host, deadlines).0
+}
+
+/// Like [`fingerprint`], also returning how long each source took (wall time
+/// from the start until that source was joined).
+pub fn fingerprint_timed(
+    host: Arc<Host>,
+    deadlines: &Settings,
+) -> (Fingerprint, Vec<(String, Duration)>) {
+    let t0 = std::time::Instant::now();
     let ctx = Arc::new(Context {
         host,
         ld_cache: OnceLock::new(),
+        timings: Default::default(),
     });
     let d = deadlines.clone();
     let h_sys = spawn(&ctx, "host facts", d.files, system::collect);
@@ -100,12 +128,20 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
     let h_nvml = {
         let host = ctx.host.clone();
         let dl = d.nvml;
-        std::thread::spawn(move || Ok::<_, HostError>(nvml::collect(&host, dl)))
+        spawn(&ctx, "NVML", d.nvml + Duration::from_secs(1), move |_| {
+            nvml::collect(&host, dl)
+        })
     };
     let h_cuda = {
         let host = ctx.host.clone();
         let dl = d.cuda;
-        std::thread::spawn(move || Ok::<_, HostError>(cuda::collect(&host, dl)))
+        let init = d.cuda_init;
+        spawn(
+            &ctx,
+            "CUDA driver API",
+            d.cuda + Duration::from_secs(1),
+            move |_| cuda::collect(&host, dl, init),
+        )
     };
     let h_libs = spawn(&ctx, "CUDA libraries", d.files, libraries::collect);
     let h_py = spawn(&ctx, "Python environments", d.files, python::collect);
@@ -161,7 +197,7 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
             value: v.clone(),
         })
         .collect();
-    Fingerprint {
+    let fp = Fingerprint {
         schema: SCHEMA_VERSION,
         host: host_facts,
         driver: drv,
@@ -171,7 +207,14 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Deadlines) -> Fingerprint {
         python,
         jetson,
         env,
-    }
+    };
+    let mut timings = ctx
+        .timings
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    timings.push(("total".into(), t0.elapsed()));
+    (fp, timings)
 }
 
 /// Turns a seam outcome into an observation.

@@ -302,7 +302,7 @@ impl Host {
         // truncated underneath us can at worst fault this process, the same
         // risk every ELF tool takes.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err(path, &e))?;
-        crate::elf::parse_elf(&map)
+        crate::elf::parse_elf_file(&map, &file)
             .map(Some)
             .map_err(|message| HostError::Parse {
                 path: path.to_string(),
