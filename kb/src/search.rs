@@ -627,7 +627,18 @@ impl Kb {
     fn bm25(&self, text: &str, n: usize) -> Result<Vec<(f64, String, String)>, KbError> {
         let mut w: Vec<String> = Vec::new();
         let mut seen = BTreeSet::new();
+        // Pure numbers (line numbers, sizes, pids) are mostly noise for BM25 and make it
+        // slow; error numbers are handled as signals.
+        let numeric = |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+        let mut numbers = 0;
         for (t, _, _) in tokenize::err_tokens(text) {
+            if numeric(&t) {
+                // a few multi-digit numbers (error codes like 217) may still help
+                if t.len() < 3 || numbers >= 16 {
+                    continue;
+                }
+                numbers += 1;
+            }
             if seen.insert(t.clone()) {
                 w.push(t);
             }
@@ -635,7 +646,7 @@ impl Kb {
         let mut s: Vec<String> = Vec::new();
         let mut seen_s = BTreeSet::new();
         for t in tokenize::split_tokens(text) {
-            if t.len() > 1 && seen_s.insert(t.clone()) {
+            if t.len() > 1 && !numeric(&t) && seen_s.insert(t.clone()) {
                 s.push(t);
             }
         }
