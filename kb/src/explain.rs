@@ -94,9 +94,20 @@ impl Kb {
         let mut out = Vec::new();
         for row in rows {
             let (mut info, linked) = row?;
+            let mut st = self
+                .db
+                .prepare_cached("SELECT id, category, layer, title FROM entries WHERE id = ?1")?;
             for id in linked.split(',').filter(|s| !s.is_empty()) {
-                if let Some(e) = self.list(None)?.into_iter().find(|e| e.id == id) {
-                    info.linked.push(e);
+                let rows = st.query_map([id], |r| {
+                    Ok(EntrySummary {
+                        id: r.get(0)?,
+                        category: r.get(1)?,
+                        layer: r.get(2)?,
+                        title: r.get(3)?,
+                    })
+                })?;
+                for e in rows {
+                    info.linked.push(e?);
                 }
             }
             out.push(info);
