@@ -101,9 +101,26 @@ pub fn normalize(text: &str) -> String {
             }
             line.truncate(cut);
         }
-        let line = TIMESTAMP.replace_all(&line, "");
-        let line = HEX.replace_all(&line, "");
-        let line = USER_PATH.replace_all(&line, "~/");
+        // Cheap checks first: most lines need none of these regexes (and building them
+        // costs more than a short paste's whole search).
+        let line: std::borrow::Cow<str> = if maybe_timestamp(&line) {
+            TIMESTAMP.replace_all(&line, "").into_owned().into()
+        } else {
+            line.into()
+        };
+        let line: std::borrow::Cow<str> = if line.contains("0x") || hex_run(&line, 12) {
+            HEX.replace_all(&line, "").into_owned().into()
+        } else {
+            line
+        };
+        let line: std::borrow::Cow<str> = if line.contains("/home/")
+            || line.contains("/Users/")
+            || line.to_ascii_lowercase().contains("\\users\\")
+        {
+            USER_PATH.replace_all(&line, "~/").into_owned().into()
+        } else {
+            line
+        };
         let line = line.trim_end();
         if line.trim().is_empty() {
             continue;
@@ -116,6 +133,29 @@ pub fn normalize(text: &str) -> String {
         prev = Some(line.to_string());
     }
     out
+}
+
+fn maybe_timestamp(line: &str) -> bool {
+    let b = line.as_bytes();
+    line.trim_start().starts_with('[')
+        || b.windows(3).any(|w| {
+            w[0].is_ascii_digit() && (w[1] == b':' || w[1] == b'-') && w[2].is_ascii_digit()
+        })
+}
+
+fn hex_run(line: &str, n: usize) -> bool {
+    let mut run = 0;
+    for c in line.bytes() {
+        if c.is_ascii_hexdigit() {
+            run += 1;
+            if run >= n {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
 }
 
 /// Whether the input looks like binary junk rather than text (many NULs/control bytes).

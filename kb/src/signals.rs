@@ -78,10 +78,29 @@ fn push_unique<T: PartialEq>(v: &mut Vec<T>, x: T) {
 /// Extracts signals from normalised text.
 pub fn extract(text: &str) -> Signals {
     let mut s = Signals::default();
-    for m in NAMES.find_iter(text) {
-        push_unique(&mut s.code_names, m.as_str().to_string());
+    // Cheap substring checks before each regex: building a regex costs more than a short
+    // paste's whole search.
+    let lower_all = text.to_ascii_lowercase();
+    let has = |n: &str| lower_all.contains(n);
+    if [
+        "cuda_",
+        "cudaerror",
+        "nvml_error",
+        "cublas_status",
+        "cudnn_status",
+        "nccl",
+    ]
+    .iter()
+    .any(|n| has(n))
+    {
+        for m in NAMES.find_iter(text) {
+            push_unique(&mut s.code_names, m.as_str().to_string());
+        }
     }
     for line in text.lines() {
+        if !line.bytes().any(|b| b.is_ascii_digit()) {
+            continue;
+        }
         let lower = line.to_ascii_lowercase();
         if lower.contains("cuda") || lower.contains("cublas") || lower.contains("cudnn") {
             for c in CUDA_NUM.captures_iter(line) {
@@ -107,16 +126,22 @@ pub fn extract(text: &str) -> Signals {
             push_unique(&mut s.xids, n);
         }
     }
-    for m in ARCH.captures_iter(text) {
-        push_unique(&mut s.archs, m[1].to_ascii_lowercase());
+    if has("sm_") || has("compute_") {
+        for m in ARCH.captures_iter(text) {
+            push_unique(&mut s.archs, m[1].to_ascii_lowercase());
+        }
     }
-    for m in CAPABILITY.captures_iter(text) {
-        push_unique(&mut s.capabilities, m[1].to_string());
+    if has("capability") {
+        for m in CAPABILITY.captures_iter(text) {
+            push_unique(&mut s.capabilities, m[1].to_string());
+        }
     }
     let mut sonames = BTreeSet::new();
-    for m in SONAME.captures_iter(text) {
-        if sonames.len() < MAX_EACH {
-            sonames.insert(m[1].to_string());
+    if has(".so") || has(".dll") {
+        for m in SONAME.captures_iter(text) {
+            if sonames.len() < MAX_EACH {
+                sonames.insert(m[1].to_string());
+            }
         }
     }
     s.sonames = sonames.into_iter().collect();
