@@ -102,6 +102,9 @@ fn rd64(b: &[u8], o: usize) -> Option<u64> {
 /// the few kilobytes of headers (an mmap would fault whole pages in).
 pub trait SectionBytes {
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Fills `buf` from `offset`; false when out of range or unreadable.
     fn read_at(&self, offset: usize, buf: &mut [u8]) -> bool;
 }

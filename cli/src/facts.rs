@@ -63,14 +63,16 @@ fn cc(s: &str) -> Option<(u32, u32)> {
 
 /// The rules' view of a fingerprint.
 pub fn machine_facts(fp: &Fingerprint) -> MachineFacts {
-    let mut f = MachineFacts::default();
-    f.driver_version = fp.driver.version.value().cloned();
-    f.driver_cuda = fp
-        .nvml
-        .value()
-        .map(|n| n.cuda_driver_version.clone())
-        .or_else(|| fp.cuda.value().map(|c| c.driver_version.clone()))
-        .and_then(|v| cc(&v));
+    let mut f = MachineFacts {
+        driver_version: fp.driver.version.value().cloned(),
+        driver_cuda: fp
+            .nvml
+            .value()
+            .map(|n| n.cuda_driver_version.clone())
+            .or_else(|| fp.cuda.value().map(|c| c.driver_version.clone()))
+            .and_then(|v| cc(&v)),
+        ..Default::default()
+    };
     if let Some(mods) = fp.driver.modules.value() {
         let loaded = |n: &str| mods.iter().any(|m| m.name == n && m.loaded);
         f.kernel_module_loaded = Some(loaded("nvidia"));

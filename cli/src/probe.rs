@@ -53,6 +53,9 @@ pub fn run(args: &ProbeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if args.fatbin.is_empty() {
+        frameworks.extend(installed_frameworks());
+    }
     let opts = ProbeOptions {
         quick: args.quick,
         gpu: args.gpu,
@@ -322,4 +325,31 @@ pub fn write_human(r: &ProbeReport, out: &mut dyn Write) -> std::io::Result<()> 
 /// run the probe themselves).
 pub fn error_line(e: &ProbeError) -> String {
     format!("gpukb probe: {e}")
+}
+
+/// The torch builds this machine's fingerprint finds, with the GPU code in
+/// their `libtorch_cuda.so`, to judge against each GPU.
+fn installed_frameworks() -> Vec<FrameworkInput> {
+    let host = std::sync::Arc::new(gpukb_agent::host::Host::live(Default::default()));
+    let settings = gpukb_agent::Settings {
+        cuda_init: false,
+        ..Default::default()
+    };
+    let fp = gpukb_agent::fingerprint(host, &settings);
+    fp.python
+        .iter()
+        .filter_map(|e| {
+            let t = e.torch.as_ref()?;
+            let kernels = t.kernels.value()?;
+            let path = match t.kernels.source() {
+                gpukb_agent::fingerprint::Source::Elf { path } => path.clone(),
+                other => other.to_string(),
+            };
+            Some(FrameworkInput {
+                name: format!("torch {} (libtorch_cuda.so)", t.version),
+                path,
+                images: kernels.targets.iter().map(|t| t.image).collect(),
+            })
+        })
+        .collect()
 }

@@ -77,7 +77,7 @@ pub fn parse_dist_metadata(text: &str) -> Option<DistMetadata> {
             }
             let req = req.replace(['(', ')'], " ");
             let split = req
-                .find(|c: char| matches!(c, '=' | '<' | '>' | '~' | '!' | ' ' | '['))
+                .find(['=', '<', '>', '~', '!', ' ', '['])
                 .unwrap_or(req.len());
             let name = req[..split].trim().to_string();
             let rest = req[split..].trim();
