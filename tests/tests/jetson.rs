@@ -19,10 +19,16 @@ fn every_jetson_fixture_names_its_module_l4t_and_jetpack() {
         }
         seen += 1;
         let fp = fingerprint(Arc::new(Host::root_dir(&path)), &Settings::default());
-        let jetson = fp.jetson.value().unwrap_or_else(|| panic!("{name}: no Jetson section: {:?}", fp.jetson));
+        let jetson = fp
+            .jetson
+            .value()
+            .unwrap_or_else(|| panic!("{name}: no Jetson section: {:?}", fp.jetson));
         let json = serde_json::to_string(jetson).unwrap();
         let expect = std::fs::read_to_string(path.join("EXPECT")).unwrap();
-        for line in expect.lines().filter(|l| !l.starts_with('#') && l.contains('=')) {
+        for line in expect
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.contains('='))
+        {
             let (key, value) = line.split_once('=').unwrap();
             assert!(
                 json.contains(&format!("\"{value}\"")),
