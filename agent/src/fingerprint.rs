@@ -127,6 +127,8 @@ pub struct HostFacts {
     pub wsl: Observed<String>,
     /// Hypervisor or cloud, when visible.
     pub virtualization: Observed<String>,
+    /// UEFI Secure Boot state (an enabled Secure Boot refuses unsigned kernel modules).
+    pub secure_boot: Observed<bool>,
 }
 
 /// The NVIDIA kernel driver.

@@ -149,6 +149,7 @@ pub fn machine_facts(fp: &Fingerprint) -> MachineFacts {
         .collect();
     f.container = fp.host.container.value().cloned();
     f.wsl = fp.host.wsl.is_found();
+    f.secure_boot = fp.host.secure_boot.value().copied();
     f.jetson = fp.jetson.value().map(|j| JetsonFacts {
         l4t: j.l4t.as_ref().map(|l| l.version.to_string()),
         jetpack: j.jetpack.as_ref().map(|p| p.version.clone()),

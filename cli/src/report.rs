@@ -112,6 +112,13 @@ pub fn write_fingerprint(
     obs(out, s, "Container", &h.container, id)?;
     obs(out, s, "WSL", &h.wsl, id)?;
     obs(out, s, "Virtualization", &h.virtualization, id)?;
+    obs(out, s, "Secure Boot", &h.secure_boot, |b| {
+        if *b {
+            "enabled".into()
+        } else {
+            "disabled".into()
+        }
+    })?;
 
     writeln!(out, "\n{}", s.bold("Kernel driver"))?;
     let d = &fp.driver;

@@ -24,6 +24,12 @@ pub(super) fn failed(e: &HostError) -> HostFacts {
         container: f(),
         wsl: f(),
         virtualization: f(),
+        secure_boot: Observed::failed(
+            Source::Derived {
+                from: "host facts".into(),
+            },
+            e,
+        ),
     }
 }
 
@@ -53,6 +59,7 @@ pub(super) fn collect(ctx: &Context) -> HostFacts {
     let glibc = glibc(ctx);
     let (container, wsl) = container_and_wsl(ctx);
     let virtualization = virtualization(ctx);
+    let secure_boot = secure_boot(ctx);
     HostFacts {
         os,
         kernel,
@@ -61,7 +68,31 @@ pub(super) fn collect(ctx: &Context) -> HostFacts {
         container,
         wsl,
         virtualization,
+        secure_boot,
     }
+}
+
+/// The `SecureBoot` EFI variable: 4 bytes of attributes, then 1 when enabled.
+fn secure_boot(ctx: &Context) -> Observed<bool> {
+    let path = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0130e1e1";
+    let r = match ctx.host.read(path) {
+        Ok(None) if !ctx.host.exists("/sys/firmware/efi").unwrap_or(false) => {
+            return Observed::absent(
+                Source::file(path),
+                "not booted with UEFI (or /sys/firmware/efi not visible here)",
+            )
+        }
+        other => other,
+    };
+    observe(
+        r,
+        Source::file(path),
+        "no SecureBoot variable",
+        |b| match b.get(4) {
+            Some(v) => Ok(*v == 1),
+            None => Err(format!("{} bytes, expected 5", b.len())),
+        },
+    )
 }
 
 fn arch(ctx: &Context) -> Observed<String> {
