@@ -156,12 +156,12 @@ fn toolkits(host: &Host, files: &mut Vec<LibraryFile>, problems: &mut Vec<String
             let json = format!("{real}/version.json");
             let txt = format!("{real}/version.txt");
             let version = match host.read_string(&json) {
-                Ok(Some(t)) => match system::parse_cuda_version_json(&t) {
-                    Some(v) => Observed::found(v, Source::file(&json)),
-                    None => Observed::failed(Source::file(&json), "no cuda.version"),
+                Ok(Some(t)) => match gpukb_jetson::parse_cuda_version_json(&t) {
+                    Ok(v) => Observed::found(v, Source::file(&json)),
+                    Err(e) => Observed::failed(Source::file(&json), e),
                 },
                 Ok(None) => match host.read_string(&txt) {
-                    Ok(Some(t)) => match system::parse_cuda_version_txt(&t) {
+                    Ok(Some(t)) => match gpukb_jetson::parse_cuda_version_txt(&t) {
                         Some(v) => Observed::found(v, Source::file(&txt)),
                         None => Observed::failed(Source::file(&txt), "no `CUDA Version` line"),
                     },

@@ -1,5 +1,7 @@
 //! Operating-system files: `/etc/os-release`, `/proc/modules`,
-//! `/proc/1/cgroup`, `/proc/version`, CUDA toolkit `version.json`/`version.txt`.
+//! `/proc/1/cgroup`, `/proc/version`, versioned library file names. (CUDA
+//! toolkit `version.json`/`version.txt` parsers live in `gpukb_jetson`, which
+//! needs them too.)
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -70,19 +72,6 @@ pub fn wsl_from_proc_version(text: &str) -> Option<&'static str> {
     }
 }
 
-/// The toolkit version in `/usr/local/cuda*/version.json` (CUDA ≥ 11.1).
-pub fn parse_cuda_version_json(text: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    v.get("cuda")?.get("version")?.as_str().map(String::from)
-}
-
-/// The toolkit version in `version.txt` (`CUDA Version 10.2.89`, CUDA ≤ 11.0).
-pub fn parse_cuda_version_txt(text: &str) -> Option<String> {
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix("CUDA Version "))
-        .map(|v| v.trim().to_string())
-}
-
 /// The version encoded in a library file name: `libcudnn.so.9.14.0` → `9.14.0`.
 pub fn version_from_file_name(name: &str) -> Option<String> {
     let (_, tail) = name.split_once(".so.")?;
@@ -131,21 +120,11 @@ mod tests {
     }
 
     #[test]
-    fn cuda_versions() {
-        assert_eq!(
-            parse_cuda_version_json(r#"{"cuda" : {"name" : "CUDA SDK", "version" : "13.0.2"}}"#)
-                .as_deref(),
-            Some("13.0.2")
-        );
-        assert_eq!(
-            parse_cuda_version_txt("CUDA Version 10.2.89\n").as_deref(),
-            Some("10.2.89")
-        );
+    fn library_file_versions() {
         assert_eq!(
             version_from_file_name("libcudnn.so.9.14.0").as_deref(),
             Some("9.14.0")
         );
         assert_eq!(version_from_file_name("libcudnn.so"), None);
-        assert_eq!(parse_cuda_version_json("{"), None);
     }
 }
