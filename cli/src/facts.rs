@@ -75,10 +75,16 @@ pub fn machine_facts(fp: &Fingerprint) -> MachineFacts {
     };
     if let Some(mods) = fp.driver.modules.value() {
         let loaded = |n: &str| mods.iter().any(|m| m.name == n && m.loaded);
-        f.kernel_module_loaded = Some(loaded("nvidia"));
+        // A Jetson's integrated GPU is driven by nvgpu, not nvidia.ko.
+        f.kernel_module_loaded = (!fp.jetson.is_found()).then(|| loaded("nvidia"));
         f.nouveau_loaded = Some(loaded("nouveau"));
         f.uvm_loaded = Some(loaded("nvidia_uvm"));
-    } else if let Observed::Absent { .. } = fp.driver.version {
+    } else if matches!(fp.driver.version, Observed::Absent { .. })
+        && fp.host.kernel.is_found()
+        && !fp.jetson.is_found()
+    {
+        // /proc was visible and shows no nvidia module. (A copied root
+        // filesystem has no /proc, and a Jetson's iGPU uses nvgpu instead.)
         f.kernel_module_loaded = Some(false);
     }
     if let Some(n) = fp.nvml.value() {
@@ -132,10 +138,12 @@ pub fn machine_facts(fp: &Fingerprint) -> MachineFacts {
             ptx: t.kernels.value().map(|k| k.ptx.clone()).unwrap_or_default(),
         })
         .collect();
+    let mut seen = std::collections::BTreeSet::new();
     f.libraries = fp
         .libraries
         .files
         .iter()
+        .filter(|l| seen.insert(l.real_path.clone()))
         .map(|l| LibFacts {
             name: l.family.clone(),
             version: l.version.clone(),

@@ -3,6 +3,7 @@
 //! `run` function writing to the given output.
 
 pub mod capture;
+pub mod doctor;
 pub mod explain;
 pub mod facts;
 pub mod fingerprint;
@@ -31,6 +32,8 @@ pub enum Command {
     Search(search::SearchArgs),
     /// Explain error codes: 209, CUDA_ERROR_SYSTEM_NOT_READY, cudaErrorNoKernelImageForDevice, xid 79, nccl 2 ...
     Explain(explain::ExplainArgs),
+    /// Fingerprint the machine and check every rule the knowledge base knows: which link of the chain is broken, and why.
+    Doctor(doctor::DoctorArgs),
     /// Describe this machine's NVIDIA stack (driver, NVML, CUDA, libraries, PyTorch), each fact with its source.
     Fingerprint(fingerprint::FingerprintArgs),
     /// Record what a fingerprint observes into a directory, to replay it elsewhere with --replay.
@@ -46,6 +49,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Search(a) => search::run(a, out),
         Command::Explain(a) => explain::run(a, out),
+        Command::Doctor(a) => doctor::run(a, out),
         Command::Fingerprint(a) => fingerprint::run(a, out),
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),

@@ -63,6 +63,20 @@ pub fn headline(fp: &Fingerprint) -> String {
         .map(|t| format!("torch {}", t.version))
         .collect();
     let mut parts = Vec::new();
+    if let Some(j) = fp.jetson.value() {
+        parts.push(format!(
+            "NVIDIA Jetson {} (L4T {}, JetPack {})",
+            j.module
+                .as_ref()
+                .and_then(|m| m.name.clone())
+                .or_else(|| j.model.clone())
+                .unwrap_or_else(|| "module unknown".into()),
+            j.l4t.as_ref().map_or("?".into(), |l| l.version.to_string()),
+            j.jetpack.as_ref().map_or("?", |p| p.version.as_str()),
+        ));
+        parts.extend(torch);
+        return parts.join("; ");
+    }
     match driver {
         Some(v) => parts.push(format!("NVIDIA driver {v}")),
         None if fp.driver.libcuda.value().is_none() && !fp.driver.version.is_found() => {

@@ -72,3 +72,36 @@ fn capture_refuses_a_non_empty_directory() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn doctor_names_the_broken_link() {
+    let run = |args: &[&str], dir: PathBuf| {
+        let out = gpukb()
+            .args(args)
+            .arg(dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = run(&["doctor", "--replay"], fixture("no-driver"));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("[driver] no NVIDIA kernel module is loaded"),
+        "{text}"
+    );
+    let (code, text) = run(&["doctor", "--replay"], fixture("h200"));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("libcudnn is installed in 2 versions"),
+        "{text}"
+    );
+    assert!(!text.contains("no NVIDIA kernel module"), "{text}");
+    // A Jetson's iGPU has no nvidia.ko: that is not a missing driver.
+    let (code, text) = run(&["doctor", "--root"], fixture("jetson-nano-jp464"));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("NVIDIA Jetson"), "{text}");
+}
