@@ -597,6 +597,13 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
                 .as_ref()
                 .map(|r| (r, FactSource::JetpackTableNearest))
         });
+    let dpkg_sourced = |p: &crate::dpkg::PackageVersion| {
+        Sourced::new(
+            p.version.clone(),
+            FactSource::DpkgPackage,
+            format!("{} {}", p.package, p.dpkg_version),
+        )
+    };
     let row_detail = |r: &JetpackRow| format!("jetpack.csv row R{} (JetPack {})", r.l4t, r.jetpack);
 
     // --- Ubuntu --------------------------------------------------------------
@@ -640,13 +647,7 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         "cuda",
         "CUDA",
         cuda_file.map(|(v, p)| Sourced::new(v, FactSource::CudaVersionFile, p)),
-        dpkg.cuda.as_ref().map(|p| {
-            Sourced::new(
-                p.version.clone(),
-                FactSource::DpkgPackage,
-                format!("{} {}", p.package, p.dpkg_version),
-            )
-        }),
+        dpkg.cuda.as_ref().map(dpkg_sourced),
         comp_row.and_then(|(row, src)| {
             row.cuda
                 .as_ref()
@@ -658,13 +659,7 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         "cudnn",
         "cuDNN",
         None,
-        dpkg.cudnn.as_ref().map(|p| {
-            Sourced::new(
-                p.version.clone(),
-                FactSource::DpkgPackage,
-                format!("{} {}", p.package, p.dpkg_version),
-            )
-        }),
+        dpkg.cudnn.as_ref().map(dpkg_sourced),
         comp_row.and_then(|(row, src)| {
             row.cudnn
                 .as_ref()
@@ -676,13 +671,7 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         "tensorrt",
         "TensorRT",
         None,
-        dpkg.tensorrt.as_ref().map(|p| {
-            Sourced::new(
-                p.version.clone(),
-                FactSource::DpkgPackage,
-                format!("{} {}", p.package, p.dpkg_version),
-            )
-        }),
+        dpkg.tensorrt.as_ref().map(dpkg_sourced),
         comp_row.and_then(|(row, src)| {
             row.tensorrt
                 .as_ref()

@@ -98,14 +98,7 @@ impl Kb {
                 .db
                 .prepare_cached("SELECT id, category, layer, title FROM entries WHERE id = ?1")?;
             for id in linked.split(',').filter(|s| !s.is_empty()) {
-                let rows = st.query_map([id], |r| {
-                    Ok(EntrySummary {
-                        id: r.get(0)?,
-                        category: r.get(1)?,
-                        layer: r.get(2)?,
-                        title: r.get(3)?,
-                    })
-                })?;
+                let rows = st.query_map([id], EntrySummary::from_row)?;
                 for e in rows {
                     info.linked.push(e?);
                 }

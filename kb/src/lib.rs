@@ -64,6 +64,18 @@ pub struct EntrySummary {
     pub title: String,
 }
 
+impl EntrySummary {
+    /// Reads `SELECT id, category, layer, title` columns.
+    pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntrySummary> {
+        Ok(EntrySummary {
+            id: r.get(0)?,
+            category: r.get(1)?,
+            layer: r.get(2)?,
+            title: r.get(3)?,
+        })
+    }
+}
+
 impl Kb {
     /// Opens the knowledge base embedded in the binary.
     pub fn open() -> Result<Kb, KbError> {
@@ -136,14 +148,7 @@ impl Kb {
         let mut st = self.db.prepare(
             "SELECT id, category, layer, title FROM entries WHERE ?1 IS NULL OR category = ?1 ORDER BY id",
         )?;
-        let rows = st.query_map([category], |r| {
-            Ok(EntrySummary {
-                id: r.get(0)?,
-                category: r.get(1)?,
-                layer: r.get(2)?,
-                title: r.get(3)?,
-            })
-        })?;
+        let rows = st.query_map([category], EntrySummary::from_row)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
     }
 

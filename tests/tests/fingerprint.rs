@@ -26,9 +26,7 @@ fn replay(name: &str) -> Fingerprint {
 #[test]
 fn replaying_a_capture_reproduces_the_fingerprint_it_recorded() {
     for name in ["no-driver", "h200"] {
-        if !fixture(name).exists() {
-            continue;
-        }
+        assert!(fixture(name).exists(), "fixture {name} is missing");
         assert_eq!(
             replay(name),
             recorded(name),

@@ -34,14 +34,10 @@ pub const ENV_VARS: &[&str] = &[
 /// Every variable starting with one of these is read too.
 pub const ENV_PREFIXES: &[&str] = &["NCCL_", "CUDA_CACHE_"];
 
-/// Variables gpukb itself understands (not machine state, not captured).
-const OWN_VARS: &[&str] = &["NO_COLOR", "GPUKB_COMMAND_TIMEOUT"];
-
 /// The environment as far as gpukb is concerned.
 #[derive(Debug, Clone, Default)]
 pub struct EnvRegistry {
     vars: BTreeMap<String, String>,
-    own: BTreeMap<String, String>,
 }
 
 fn registered(name: &str) -> bool {
@@ -52,27 +48,21 @@ impl EnvRegistry {
     /// Reads the registered variables from this process's environment.
     pub fn from_process() -> Self {
         let mut vars = BTreeMap::new();
-        let mut own = BTreeMap::new();
         for (k, v) in std::env::vars_os() {
             let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
                 continue;
             };
             if registered(k) {
                 vars.insert(k.to_string(), v.to_string());
-            } else if OWN_VARS.contains(&k) {
-                own.insert(k.to_string(), v.to_string());
             }
         }
-        EnvRegistry { vars, own }
+        EnvRegistry { vars }
     }
 
     /// A fixed environment (replay, tests); unregistered names are dropped.
     pub fn from_map(map: BTreeMap<String, String>) -> Self {
         let vars = map.into_iter().filter(|(k, _)| registered(k)).collect();
-        EnvRegistry {
-            vars,
-            own: BTreeMap::new(),
-        }
+        EnvRegistry { vars }
     }
 
     /// One registered variable.
@@ -84,11 +74,6 @@ impl EnvRegistry {
     /// Every registered variable that is set.
     pub fn all(&self) -> &BTreeMap<String, String> {
         &self.vars
-    }
-
-    /// One of gpukb's own settings (e.g. `NO_COLOR`).
-    pub fn own(&self, name: &str) -> Option<&str> {
-        self.own.get(name).map(String::as_str)
     }
 
     /// Directories of `PATH` (a default list when unset).

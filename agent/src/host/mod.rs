@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 /// Largest file [`Host::read`] returns; bigger files are read through [`Host::elf`].
@@ -455,9 +455,6 @@ where
         }),
     }
 }
-
-/// Shares a host between the threads of one fingerprint.
-pub type SharedHost = Arc<Host>;
 
 fn io_err(path: &str, e: &std::io::Error) -> HostError {
     HostError::Io {
