@@ -31,6 +31,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     let machine = crate::machine::MachineArgs {
         root: None,
         replay: None,
+        fingerprint: None,
         timeout: args.timeout,
     };
     let host = std::sync::Arc::new(machine.host(true)?);

@@ -1,165 +1,175 @@
-//! `gpukb doctor`: fingerprints the machine, evaluates every rule of the
-//! knowledge base against it, and reports the broken links of the chain
-//! (driver → CUDA → libraries → framework → kernel image) with the
-//! diagnoses that explain them.
+//! `gpukb doctor`: reads the machine (this one, `--replay`, `--root`,
+//! `--fingerprint`), asks `gpukb_kb::diagnose` for the one diagnosis, and
+//! renders it: per-layer ✓ / ! / ✗ / ?, root causes first with what they
+//! explain, the facts that prove each, and the fixes for this machine. Text,
+//! JSON and the exit code all come from the same `Diagnosis`.
 
 use crate::machine::MachineArgs;
 use crate::style::Style;
-use gpukb_kb::rules::{self, Verdict};
+use gpukb_kb::diagnose::{Diagnosis, Finding, Severity, Status, Verdict};
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Exit codes: ok 0, warning 0 (1 with --strict), failure 1, unknown 3 (nothing of the chain observed), gpukb could not run 2.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 ok or warning (1 with --strict), 1 failure, 3 unknown (nothing of the GPU chain could be observed), 2 gpukb could not run."
+)]
 pub struct DoctorArgs {
     #[command(flatten)]
     pub machine: MachineArgs,
-    /// Print JSON instead of a report.
+    /// Print the diagnosis as JSON (schema: `gpukb doctor --schema`).
     #[arg(long)]
     pub json: bool,
-}
-
-/// Facts that describe the setting rather than a fault.
-const CONTEXT: &[&str] = &[
-    "in_container",
-    "wsl",
-    "on_jetson",
-    "mig_enabled",
-    "secure_boot_enabled",
-];
-
-/// Layers in the order the chain breaks.
-const LAYERS: &[&str] = &[
-    "hardware",
-    "driver",
-    "container_wsl",
-    "runtime",
-    "jetson",
-    "framework",
-    "kernel_image",
-    "toolchain",
-    "memory",
-    "multi_gpu",
-];
-
-#[derive(Debug, serde::Serialize)]
-struct Finding {
-    check: String,
-    meaning: String,
-    fact: String,
-    layer: String,
-    diagnoses: Vec<(String, String)>,
+    /// Exit 1 on warnings too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Also list the checks that could not be decided, and why.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print the JSON schema of the diagnosis and exit.
+    #[arg(long)]
+    pub schema: bool,
 }
 
 pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    if args.schema {
+        serde_json::to_writer_pretty(&mut *out, &gpukb_kb::diagnose::schema())?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let fp = crate::machine::fingerprint(&args.machine)?;
-    let facts = crate::facts::machine_facts(&fp);
     let kb = gpukb_kb::Kb::open()?;
-    let mut entries = Vec::new();
-    for s in kb.list(None)? {
-        if let Some(e) = kb.entry(&s.id)? {
-            if !e.conditions.is_empty() {
-                entries.push(e);
-            }
-        }
-    }
-    let mut findings = Vec::new();
-    let mut context = Vec::new();
-    let mut undecided = 0;
-    for (name, meaning) in rules::PREDICATES {
-        let fact = match rules::evaluate(name, &facts) {
-            Verdict::Confirmed(fact) => fact,
-            Verdict::RuledOut(_) => continue,
-            Verdict::Unknown => {
-                undecided += 1;
-                continue;
-            }
-        };
-        if CONTEXT.contains(name) {
-            context.push(fact);
-            continue;
-        }
-        let related: Vec<&gpukb_kb::Entry> = entries
-            .iter()
-            .filter(|e| e.conditions.iter().any(|c| c.when == *name))
-            .collect();
-        // The layer most of the related diagnoses belong to.
-        let layer = LAYERS
-            .iter()
-            .max_by_key(|l| related.iter().filter(|e| e.layer == **l).count())
-            .filter(|l| related.iter().any(|e| e.layer == **l))
-            .map_or("runtime", |l| l)
-            .to_string();
-        findings.push(Finding {
-            check: name.to_string(),
-            meaning: meaning.to_string(),
-            fact,
-            layer,
-            diagnoses: related
-                .iter()
-                .map(|e| (e.id.clone(), e.title.clone()))
-                .collect(),
-        });
-    }
-    findings.sort_by_key(|f| {
-        LAYERS
-            .iter()
-            .position(|l| *l == f.layer)
-            .unwrap_or(LAYERS.len())
-    });
+    let d = gpukb_kb::diagnose(&fp, &args.machine.describe(), Some(&kb));
     if args.json {
-        serde_json::to_writer_pretty(
-            &mut *out,
-            &serde_json::json!({
-                "machine": crate::report::headline(&fp),
-                "context": context,
-                "findings": findings,
-                "undecided_checks": undecided,
-            }),
-        )?;
+        serde_json::to_writer_pretty(&mut *out, &d)?;
         writeln!(out)?;
     } else {
-        let s = Style::detect();
+        render(&d, &Style::detect(), args.verbose, out)?;
+    }
+    Ok(ExitCode::from(d.exit_code(args.strict)))
+}
+
+/// The text report.
+pub fn render(d: &Diagnosis, s: &Style, verbose: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "{}", s.bold(&format!("gpukb doctor: {}", d.input)))?;
+    writeln!(out)?;
+    for l in &d.layers {
+        let (mark, color): (&str, fn(&Style, &str) -> String) = match l.status {
+            Status::Ok => ("✓", Style::green),
+            Status::Warning => ("!", Style::yellow),
+            Status::Failure => ("✗", Style::red),
+            Status::CouldNotCheck => ("?", Style::dim),
+            Status::NotApplicable => ("-", Style::dim),
+        };
+        let first = l
+            .evidence
+            .first()
+            .map(|e| e.fact.as_str())
+            .unwrap_or(match l.status {
+                Status::NotApplicable => "not applicable",
+                _ => "",
+            });
+        let status = match l.status {
+            Status::CouldNotCheck => " (could not check)",
+            _ => "",
+        };
         writeln!(
             out,
-            "{}",
-            s.bold(&format!("gpukb doctor: {}", args.machine.describe()))
+            "[{}] {:<26} {}{}",
+            color(s, mark),
+            l.layer.title(),
+            s.dim(first),
+            s.dim(status)
         )?;
-        writeln!(out, "{}", crate::report::headline(&fp))?;
-        for c in &context {
-            writeln!(out, "  {}", s.dim(c))?;
+    }
+    let context: Vec<&Finding> = d
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Info)
+        .collect();
+    if !context.is_empty() {
+        writeln!(out)?;
+        for f in context {
+            writeln!(out, "  {} {}", s.dim("·"), s.dim(&f.title))?;
         }
-        if findings.is_empty() {
+    }
+    for f in d
+        .findings
+        .iter()
+        .filter(|f| f.root_cause && f.severity != Severity::Info)
+    {
+        writeln!(out)?;
+        let tag = match f.severity {
+            Severity::Failure => s.red("✗ root cause"),
+            _ => s.yellow("! warning"),
+        };
+        writeln!(out, "{tag} [{}] {}", f.layer.id(), s.bold(&f.title))?;
+        for e in &f.evidence {
+            writeln!(out, "    {} {}", e.fact, s.dim(&format!("({})", e.source)))?;
+        }
+        for c in d
+            .findings
+            .iter()
+            .filter(|c| c.explained_by.as_deref() == Some(f.id.as_str()))
+        {
+            writeln!(out, "    {} {}", s.dim("explains:"), c.title)?;
+        }
+        if !f.confirm.is_empty() {
+            writeln!(out, "  confirm:")?;
+            for c in &f.confirm {
+                writeln!(out, "    $ {c}")?;
+            }
+        }
+        for fix in &f.fixes {
             writeln!(
                 out,
-                "\n{} ({} checks; {undecided} could not be decided from what was observed)",
-                s.green("No broken link found by gpukb's rules"),
-                rules::PREDICATES.len()
+                "  fix{}: {}",
+                if fix.for_this_machine {
+                    " (for this machine)"
+                } else {
+                    ""
+                },
+                fix.text
             )?;
+            if let Some(w) = &fix.warning {
+                writeln!(out, "    {} {w}", s.yellow("warning:"))?;
+            }
+            for c in &fix.commands {
+                writeln!(out, "    $ {c}")?;
+            }
         }
-        for f in &findings {
-            writeln!(
-                out,
-                "\n{} {}",
-                s.yellow(&format!("[{}]", f.layer)),
-                s.bold(&f.fact)
-            )?;
+        if !f.kb_entries.is_empty() {
             writeln!(
                 out,
                 "  {}",
-                s.dim(&format!("check {}: {}", f.check, f.meaning))
+                s.dim(&format!("read: gpukb kb show {}", f.kb_entries[0]))
             )?;
-            for (id, title) in f.diagnoses.iter().take(4) {
-                writeln!(
-                    out,
-                    "  → {title}  {}",
-                    s.dim(&format!("(gpukb kb show {id})"))
-                )?;
-            }
         }
     }
-    Ok(if findings.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    if verbose && !d.undecided.is_empty() {
+        writeln!(out, "\nChecks not decided:")?;
+        for u in &d.undecided {
+            writeln!(out, "  {:<38} {}", u.check, s.dim(&u.reason))?;
+        }
+    }
+    writeln!(out)?;
+    let line = match d.verdict {
+        Verdict::Ok => s.green(&format!("✓ ok: {}", d.summary)),
+        Verdict::Warning => s.yellow(&format!("! warning: {}", d.summary)),
+        Verdict::Failure => s.red(&format!("✗ failure: {}", d.summary)),
+        Verdict::Unknown => s.dim(&format!("? unknown: {}", d.summary)),
+    };
+    writeln!(out, "{line}")?;
+    if !verbose && !d.undecided.is_empty() {
+        writeln!(
+            out,
+            "{}",
+            s.dim(&format!(
+                "{} checks could not be decided from this input (--verbose lists them)",
+                d.undecided.len()
+            ))
+        )?;
+    }
+    Ok(())
 }

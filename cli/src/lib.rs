@@ -5,7 +5,6 @@
 pub mod capture;
 pub mod doctor;
 pub mod explain;
-pub mod facts;
 pub mod fingerprint;
 pub mod kb_cmd;
 pub mod machine;

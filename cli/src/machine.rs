@@ -1,5 +1,6 @@
 //! Which machine a command looks at: this one (live), a copied root
-//! filesystem (`--root DIR`), or a capture (`--replay DIR`).
+//! filesystem (`--root DIR`), a capture (`--replay DIR`), or a fingerprint
+//! file (`--fingerprint FILE`, schema 1 or 2).
 
 use anyhow::Context;
 use gpukb_agent::host::{Host, LiveOptions};
@@ -10,11 +11,14 @@ use std::time::Duration;
 #[derive(Debug, Clone, clap::Args)]
 pub struct MachineArgs {
     /// Treat DIR as `/`: a copied root filesystem (files only: no commands, no libraries).
-    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["replay", "fingerprint"])]
     pub root: Option<PathBuf>,
     /// Replay a directory written by `gpukb capture` (another machine, exactly as captured).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "fingerprint")]
     pub replay: Option<PathBuf>,
+    /// Judge a fingerprint written by `gpukb fingerprint --json` (schema 1 or 2).
+    #[arg(long, value_name = "FILE")]
+    pub fingerprint: Option<PathBuf>,
     /// Seconds a command such as nvidia-smi may run before it is reported as hung.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub timeout: f64,
@@ -23,9 +27,10 @@ pub struct MachineArgs {
 impl MachineArgs {
     /// How this machine is described in reports.
     pub fn describe(&self) -> String {
-        match (&self.root, &self.replay) {
-            (Some(r), _) => format!("root filesystem {}", r.display()),
-            (_, Some(r)) => format!("capture {}", r.display()),
+        match (&self.root, &self.replay, &self.fingerprint) {
+            (Some(r), _, _) => format!("root filesystem {}", r.display()),
+            (_, Some(r), _) => format!("capture {}", r.display()),
+            (_, _, Some(f)) => format!("fingerprint file {}", f.display()),
             _ => "this machine".into(),
         }
     }
@@ -35,8 +40,17 @@ impl MachineArgs {
         if let Some(dir) = &self.replay {
             return Host::replay(dir).with_context(|| format!("cannot replay {}", dir.display()));
         }
+        anyhow::ensure!(
+            self.fingerprint.is_none(),
+            "--fingerprint gives facts, not a machine to observe"
+        );
         if let Some(dir) = &self.root {
             anyhow::ensure!(dir.is_dir(), "--root {}: not a directory", dir.display());
+            anyhow::ensure!(
+                !dir.join("capture.json").is_file(),
+                "--root {}: this is a capture written by `gpukb capture`: use --replay {0}",
+                dir.display()
+            );
             return Ok(Host::root_dir(dir));
         }
         anyhow::ensure!(
@@ -51,10 +65,42 @@ impl MachineArgs {
     }
 }
 
-/// Fingerprints the machine these arguments name.
+/// Fingerprints the machine these arguments name (or reads the file).
 pub fn fingerprint(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprint> {
+    if let Some(path) = &args.fingerprint {
+        return read_fingerprint(path);
+    }
     let host = std::sync::Arc::new(args.host(false)?);
     Ok(gpukb_agent::fingerprint(host, &deadlines(args)))
+}
+
+/// Reads a fingerprint file: schema 1 or 2, at most 64 MiB.
+#[allow(clippy::disallowed_methods)] // a file the user named, not machine state
+pub fn read_fingerprint(path: &std::path::Path) -> anyhow::Result<gpukb_agent::Fingerprint> {
+    use std::io::Read;
+    const MAX: u64 = 64 << 20;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(
+        file.metadata().map(|m| m.is_file()).unwrap_or(false),
+        "{} is not a regular file",
+        path.display()
+    );
+    let mut bytes = Vec::new();
+    file.take(MAX + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(
+        bytes.len() as u64 <= MAX,
+        "{} is too large for a fingerprint",
+        path.display()
+    );
+    gpukb_facts::read::fingerprint_from_json(&bytes).with_context(|| {
+        format!(
+            "{} is not a readable gpukb fingerprint (write one with `gpukb fingerprint --json`)",
+            path.display()
+        )
+    })
 }
 
 pub(crate) fn deadlines(args: &MachineArgs) -> gpukb_agent::Settings {

@@ -33,6 +33,12 @@ fn obs<T>(
             s.red(&format!("could not tell: {error}")),
             s.dim(&format!("[{source}]"))
         ),
+        Observed::Unobservable { source, reason } => writeln!(
+            out,
+            "  {label:<W$}{}  {}",
+            s.dim(&format!("not observed: {reason}")),
+            s.dim(&format!("[{source}]"))
+        ),
     }
 }
 
@@ -136,7 +142,7 @@ pub fn write_fingerprint(
 
     writeln!(out, "\n{}", s.bold("Kernel driver"))?;
     let d = &fp.driver;
-    obs(out, s, "Version", &d.version, id)?;
+    obs(out, s, "Version", &d.version, |v| v.to_string())?;
     obs(out, s, "Module", &d.flavor, |f| {
         format!("{f} kernel module")
     })?;
@@ -194,7 +200,10 @@ pub fn write_fingerprint(
     obs(out, s, "cuInit", &fp.cuda, |c| {
         format!(
             "{} (driver API {}), {} device(s)",
-            c.init,
+            match &c.init {
+                Observed::Found { value, .. } => value.clone(),
+                o => format!("not observed ({})", o.why_not().unwrap_or("")),
+            },
             c.driver_version,
             c.devices.len()
         )
@@ -265,7 +274,8 @@ pub fn write_fingerprint(
                 "    {:<14}{} (CUDA {})  {}",
                 "torch",
                 t.version,
-                t.cuda.as_deref().unwrap_or("none: CPU-only build"),
+                t.cuda
+                    .map_or("none: CPU-only build".to_string(), |c| c.to_string()),
                 s.dim(&format!("[{}]", t.source))
             )?;
             match &t.kernels {

@@ -9,8 +9,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gpukb_kb::{Hit, Kb, Query};
 
-use crate::facts::{load_facts, FactsSource};
-
 /// Arguments of `gpukb search`.
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -34,16 +32,17 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    fn facts_source(&self) -> FactsSource {
-        if let Some(f) = &self.fingerprint {
-            FactsSource::FingerprintFile(f.clone())
-        } else if let Some(d) = &self.replay {
-            FactsSource::Replay(d.clone())
-        } else if self.no_detect {
-            FactsSource::None
-        } else {
-            FactsSource::Detect
+    /// The machine input, or `None` for text alone.
+    fn machine(&self) -> Option<crate::machine::MachineArgs> {
+        if self.no_detect {
+            return None;
         }
+        Some(crate::machine::MachineArgs {
+            root: None,
+            replay: self.replay.clone(),
+            fingerprint: self.fingerprint.clone(),
+            timeout: 3.0,
+        })
     }
 }
 
@@ -75,15 +74,17 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     let limit = args.limit.clamp(1, 100);
     let mut hits = kb.search_query(&q, None, limit)?;
     // Only look at the machine when a candidate has conditions that facts could decide.
-    let source = args.facts_source();
-    if !matches!(source, FactsSource::None) && hits.iter().any(|h| !h.conditions.is_empty()) {
-        let facts = match (&source, load_facts(&source)) {
-            (_, Ok(f)) => f,
-            (FactsSource::Detect, Err(_)) => None,
-            (_, Err(e)) => return Err(e),
-        };
-        if let Some(f) = facts {
-            hits = kb.search_query(&q, Some(&f), limit)?;
+    if let Some(machine) = args.machine() {
+        if hits.iter().any(|h| !h.conditions.is_empty()) {
+            let detected = machine.replay.is_none() && machine.fingerprint.is_none();
+            match crate::machine::fingerprint(&machine) {
+                Ok(fp) => {
+                    let d = gpukb_kb::diagnose(&fp, &machine.describe(), None);
+                    hits = kb.search_query(&q, Some(&d), limit)?;
+                }
+                Err(_) if detected => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     if args.json {

@@ -5,14 +5,13 @@
 //! [`Kb::search`] ranks diagnoses for a pasted error, [`Kb::explain`] looks up error codes,
 //! [`Kb::lint`] re-checks the embedded data.
 
+pub mod diagnose;
 pub mod error;
 pub mod eval;
 pub mod explain;
-pub mod facts;
 pub mod lint;
 pub mod model;
 pub mod normalize;
-pub mod rules;
 pub mod search;
 pub mod signals;
 pub mod tokenize;
@@ -21,12 +20,11 @@ use std::cell::OnceCell;
 
 use serde::Serialize;
 
+pub use diagnose::{diagnose, Diagnosis};
 pub use error::KbError;
 pub use explain::CodeInfo;
-pub use facts::{GpuFacts, JetsonFacts, LibFacts, MachineFacts, TorchFacts};
 pub use lint::LintIssue;
 pub use model::{Confirm, Entry, Fix, Source};
-pub use rules::Verdict;
 pub use search::{Hit, Query, RuleVerdict};
 pub use signals::Signals;
 
@@ -122,6 +120,22 @@ impl Kb {
             .db
             .query_row("SELECT count(*) FROM entries", [], |r| r.get(0))?;
         Ok(n as usize)
+    }
+
+    /// Entry ids by the check their `[[conditions]] when` names.
+    pub fn entries_by_condition(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, KbError> {
+        let mut stmt = self
+            .db
+            .prepare("SELECT predicate, entry_id FROM conditions ORDER BY predicate, entry_id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for row in rows {
+            let (p, id) = row?;
+            out.entry(p).or_default().push(id);
+        }
+        Ok(out)
     }
 
     /// Whether no curated entry is embedded.

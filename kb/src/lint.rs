@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{rules, Kb, KbError};
+use crate::{Kb, KbError};
 
 /// One lint problem, tied to a file.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -39,12 +39,12 @@ impl Kb {
                 st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
             for r in rows {
                 let (id, p) = r?;
-                if !rules::is_predicate(&p) {
+                if !crate::diagnose::checks::is_check(&p) {
                     out.push(LintIssue {
                         file: format!("kb/entries/{id}.toml"),
                         message: format!(
-                            "condition when = \"{p}\" is not a predicate in kb/src/rules.rs (known: {})",
-                            rules::PREDICATES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                            "condition when = \"{p}\" is not a check in kb/src/diagnose/checks.rs (known: {})",
+                            crate::diagnose::checks::CHECKS.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
                         ),
                     });
                 }

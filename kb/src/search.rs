@@ -13,9 +13,8 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query as TQuery, TermQuery
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
-use crate::facts::MachineFacts;
+use crate::diagnose::{CheckOutcome, Diagnosis};
 use crate::model::{Confirm, Entry, Fix, Source};
-use crate::rules::{self, Verdict};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
 
 /// Inputs up to this many bytes are scanned needle by needle (no automaton to build).
@@ -283,7 +282,7 @@ impl Kb {
     pub fn search(
         &self,
         text: &str,
-        facts: Option<&MachineFacts>,
+        facts: Option<&Diagnosis>,
         limit: usize,
     ) -> Result<Vec<Hit>, KbError> {
         let q = self.analyze(text.as_bytes());
@@ -294,7 +293,7 @@ impl Kb {
     pub fn search_query(
         &self,
         q: &Query,
-        facts: Option<&MachineFacts>,
+        facts: Option<&Diagnosis>,
         limit: usize,
     ) -> Result<Vec<Hit>, KbError> {
         let m = self.matcher()?;
@@ -481,8 +480,8 @@ impl Kb {
             let mut verdicts = Vec::new();
             if let (Some(f), Some(e)) = (facts, m.entries.get(&id)) {
                 for p in &e.conditions {
-                    match rules::evaluate(p, f) {
-                        Verdict::Confirmed(s) => {
+                    match f.outcome(p) {
+                        CheckOutcome::Holds(s) => {
                             score += 10.0;
                             verdicts.push(RuleVerdict {
                                 predicate: p.clone(),
@@ -490,7 +489,7 @@ impl Kb {
                                 because: s,
                             });
                         }
-                        Verdict::RuledOut(s) => {
+                        CheckOutcome::Clear(s) => {
                             score *= 0.3;
                             verdicts.push(RuleVerdict {
                                 predicate: p.clone(),
@@ -498,7 +497,7 @@ impl Kb {
                                 because: s,
                             });
                         }
-                        Verdict::Unknown => {}
+                        CheckOutcome::Undecided(_) => {}
                     }
                 }
             }

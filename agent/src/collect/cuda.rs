@@ -6,19 +6,47 @@
 use crate::fingerprint::{CudaDevice, CudaFacts, Observed, Source};
 use crate::host::{Host, HostError};
 use cudarc::driver::sys::{self, CUdevice_attribute as A, CUresult};
+use gpukb_facts::{ComputeCapability, CudaVersion};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// What the driver API answered, as recorded in a capture (capture format 1:
+/// `init` is the CUresult name, or [`INIT_SKIPPED`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct CudaAnswer {
+    driver_version: CudaVersion,
+    init: String,
+    devices: Vec<CudaDevice>,
+}
+
+impl CudaAnswer {
+    fn into_facts(self) -> CudaFacts {
+        let source = Source::CudaDriver {
+            call: "cuInit".into(),
+        };
+        CudaFacts {
+            driver_version: self.driver_version,
+            init: if self.init == INIT_SKIPPED {
+                Observed::unobservable(source, "cuInit was not called (--quick)")
+            } else {
+                Observed::found(self.init, source)
+            },
+            devices: self.devices,
+        }
+    }
+}
 
 pub(super) fn collect(host: &Host, deadline: Duration, init: bool) -> Observed<CudaFacts> {
     let source = Source::CudaDriver {
-        call: "cuInit".into(),
+        call: "cuDriverGetVersion".into(),
     };
     match host.answer("cuda", deadline, move || live(init)) {
-        Ok(Some(f)) => Observed::found(f, source),
+        Ok(Some(f)) => Observed::found(CudaAnswer::into_facts(f), source),
         Ok(None) => Observed::absent(
             source,
             "libcuda.so.1 not found: no NVIDIA driver user-space libraries",
         ),
-        Err(e) => Observed::failed(source, e),
+        Err(e) => super::observed_error(source, e),
     }
 }
 
@@ -41,7 +69,7 @@ fn check(call: &str, r: CUresult) -> Result<(), HostError> {
 /// What `init` is set to when cuInit was skipped.
 pub const INIT_SKIPPED: &str = "not called (--quick)";
 
-fn live(init: bool) -> Result<Option<CudaFacts>, HostError> {
+fn live(init: bool) -> Result<Option<CudaAnswer>, HostError> {
     // SAFETY: only asks whether the library can be dlopen'ed.
     if !unsafe { sys::is_culib_present() } {
         return Ok(None);
@@ -51,9 +79,9 @@ fn live(init: bool) -> Result<Option<CudaFacts>, HostError> {
     check("cuDriverGetVersion", unsafe {
         sys::cuDriverGetVersion(&mut v)
     })?;
-    let driver_version = format!("{}.{}", v / 1000, (v % 1000) / 10);
+    let driver_version = CudaVersion::from_api(u32::try_from(v).unwrap_or(0));
     if !init {
-        return Ok(Some(CudaFacts {
+        return Ok(Some(CudaAnswer {
             driver_version,
             init: INIT_SKIPPED.into(),
             devices: vec![],
@@ -70,7 +98,7 @@ fn live(init: bool) -> Result<Option<CudaFacts>, HostError> {
             devices.push(device(i)?);
         }
     }
-    Ok(Some(CudaFacts {
+    Ok(Some(CudaAnswer {
         driver_version,
         init: result_name(init),
         devices,
@@ -115,10 +143,9 @@ fn device(ordinal: i32) -> Result<CudaDevice, HostError> {
     Ok(CudaDevice {
         ordinal: ordinal as u32,
         name: text(&name),
-        compute_capability: format!(
-            "{}.{}",
-            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
-            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?
+        compute_capability: ComputeCapability::new(
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32,
         ),
         total_memory_mib: (mem >> 20) as u64,
         multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,

@@ -2,9 +2,12 @@
 //! modules, device nodes, and the user-space libraries the loader would pick.
 
 use super::{observe, Context};
-use crate::fingerprint::{DriverFacts, LibraryFile, ModuleState, NvmlFacts, Observed, Source};
+use crate::fingerprint::{
+    DriverFacts, InstalledModules, LibraryFile, ModuleState, NvmlFacts, Observed, Source,
+};
 use crate::host::{EntryKind, HostError};
 use crate::parse::{nvidia, system};
+use gpukb_facts::DriverVersion;
 
 const MODULES: &[&str] = &[
     "nvidia",
@@ -25,7 +28,13 @@ pub(super) fn failed(e: &HostError) -> DriverFacts {
         device_nodes: Observed::failed(s(), e),
         libcuda: Observed::failed(s(), e),
         libnvidia_ml: Observed::failed(s(), e),
+        installed_modules: Observed::failed(s(), e),
     }
+}
+
+/// Parses a version found as text; a text that is no driver version fails.
+fn typed_version(o: Observed<String>) -> Observed<DriverVersion> {
+    o.try_map(|v| v.parse::<DriverVersion>())
 }
 
 pub(super) fn collect_files(ctx: &Context) -> DriverFacts {
@@ -66,11 +75,8 @@ pub(super) fn collect_files(ctx: &Context) -> DriverFacts {
             "no NVIDIA kernel driver loaded",
         ),
     };
-    let flavor = match &proc {
-        Observed::Found { value, source } => Observed::found(value.flavor.clone(), source.clone()),
-        Observed::Absent { source, note } => Observed::absent(source.clone(), note.clone()),
-        Observed::Failed { source, error } => Observed::failed(source.clone(), error),
-    };
+    let version = typed_version(version);
+    let flavor = proc.clone().map(|p| p.flavor);
     let modules = observe(
         host.read_string("/proc/modules"),
         Source::file("/proc/modules"),
@@ -102,6 +108,7 @@ pub(super) fn collect_files(ctx: &Context) -> DriverFacts {
     );
     let libcuda = loader_pick(ctx, "libcuda.so.1", "libcuda");
     let libnvidia_ml = loader_pick(ctx, "libnvidia-ml.so.1", "libnvidia-ml");
+    let installed_modules = installed_modules(ctx);
     DriverFacts {
         version,
         flavor,
@@ -109,7 +116,60 @@ pub(super) fn collect_files(ctx: &Context) -> DriverFacts {
         device_nodes,
         libcuda,
         libnvidia_ml,
+        installed_modules,
     }
+}
+
+/// At most this many kernels under `/lib/modules` are read.
+const MAX_KERNELS: usize = 8;
+
+/// NVIDIA and nouveau modules installed for each kernel, from its
+/// `modules.dep` (what `modprobe` would find), newest kernels first.
+fn installed_modules(ctx: &Context) -> Observed<Vec<InstalledModules>> {
+    let host = &ctx.host;
+    let running = host
+        .read_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .flatten()
+        .map(|s| s.trim().to_string());
+    let source = Source::Listing {
+        path: "/lib/modules".into(),
+    };
+    let entries = match host.list("/lib/modules") {
+        Ok(Some(e)) => e,
+        Ok(None) => return Observed::absent(source, "no /lib/modules"),
+        Err(e) => return super::observed_error(source, e),
+    };
+    let mut kernels: Vec<String> = entries
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::Dir)
+        .map(|e| e.name)
+        .collect();
+    kernels.sort_by(|a, b| b.cmp(a));
+    if let Some(r) = &running {
+        // The running kernel first, always read.
+        if let Some(i) = kernels.iter().position(|k| k == r) {
+            let k = kernels.remove(i);
+            kernels.insert(0, k);
+        }
+    }
+    let mut out = Vec::new();
+    for k in kernels.into_iter().take(MAX_KERNELS) {
+        let path = format!("/lib/modules/{k}/modules.dep");
+        let text = match host.read_string(&path) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            Err(e) => return super::observed_error(Source::file(path), e),
+        };
+        let (nvidia, nouveau) = system::parse_modules_dep(&text);
+        out.push(InstalledModules {
+            running: running.as_deref() == Some(k.as_str()),
+            kernel: k,
+            nvidia,
+            nouveau,
+        });
+    }
+    Observed::found(out, source)
 }
 
 /// Which file the dynamic loader would open for `soname` (LD_LIBRARY_PATH,
@@ -214,7 +274,7 @@ pub(super) fn fill_fallbacks(ctx: &Context, drv: &mut DriverFacts, nvml: &Observ
     match ctx.host.run(&argv) {
         Ok(Some(out)) if out.success() => {
             if let Some(v) = nvidia::parse_smi_driver_version(&out.stdout) {
-                drv.version = Observed::found(v, source);
+                drv.version = typed_version(Observed::found(v, source));
             }
         }
         Ok(Some(out)) => {

@@ -8,6 +8,7 @@ mod driver;
 mod jetson;
 mod libraries;
 mod nvml;
+mod pci;
 mod python;
 mod system;
 
@@ -146,11 +147,12 @@ pub fn fingerprint_timed(
     let h_libs = spawn(&ctx, "CUDA libraries", d.files, libraries::collect);
     let h_py = spawn(&ctx, "Python environments", d.files, python::collect);
     let h_jetson = spawn(&ctx, "Jetson files", d.files, jetson::collect);
+    let h_pci = spawn(&ctx, "PCI devices", d.files, pci::collect);
 
     let timed_out = |what: &str, e: HostError| format!("{what}: {e}");
     let host_facts = join(h_sys, |e| system::failed(&e));
     let nvml = join(h_nvml, |e| {
-        Observed::failed(
+        observed_error(
             Source::Nvml {
                 call: "nvmlInit".into(),
             },
@@ -158,7 +160,7 @@ pub fn fingerprint_timed(
         )
     });
     let cuda = join(h_cuda, |e| {
-        Observed::failed(
+        observed_error(
             Source::CudaDriver {
                 call: "cuInit".into(),
             },
@@ -186,6 +188,14 @@ pub fn fingerprint_timed(
             e,
         )
     });
+    let pci = join(h_pci, |e| {
+        observed_error(
+            Source::Listing {
+                path: "/sys/bus/pci/devices".into(),
+            },
+            e,
+        )
+    });
     let env = ctx
         .host
         .env()
@@ -207,6 +217,7 @@ pub fn fingerprint_timed(
         python,
         jetson,
         env,
+        pci,
     };
     let mut timings = ctx
         .timings
@@ -215,6 +226,18 @@ pub fn fingerprint_timed(
         .clone();
     timings.push(("total".into(), t0.elapsed()));
     (fp, timings)
+}
+
+/// A seam error as an observation: a question this mode cannot ask (a
+/// `--root` directory has no NVML, an older capture never asked it) is
+/// unobservable, anything else failed.
+pub(crate) fn observed_error<T>(source: Source, e: HostError) -> Observed<T> {
+    match e {
+        HostError::NotCaptured { .. } | HostError::NotObserved { .. } => {
+            Observed::unobservable(source, e.to_string())
+        }
+        e => Observed::failed(source, e),
+    }
 }
 
 /// Turns a seam outcome into an observation.
@@ -230,6 +253,6 @@ pub(crate) fn observe<T, U>(
             Err(e) => Observed::failed(source, e),
         },
         Ok(None) => Observed::absent(source, absent_note),
-        Err(e) => Observed::failed(source, e),
+        Err(e) => observed_error(source, e),
     }
 }

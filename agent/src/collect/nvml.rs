@@ -3,6 +3,7 @@
 
 use crate::fingerprint::{NvmlFacts, NvmlGpu, Observed, RemappedRows, Source};
 use crate::host::{Host, HostError};
+use gpukb_facts::{ComputeCapability, CudaVersion};
 use nvml_wrapper::enum_wrappers::device::{
     EccCounter, MemoryError, RetirementCause, TemperatureSensor,
 };
@@ -64,7 +65,7 @@ pub(super) fn collect(host: &Host, deadline: Duration) -> Observed<NvmlFacts> {
             source,
             "libnvidia-ml.so.1 not found: no NVIDIA driver user-space libraries",
         ),
-        Err(e) => Observed::failed(source, e),
+        Err(e) => super::observed_error(source, e),
     }
 }
 
@@ -85,9 +86,13 @@ fn live() -> Result<Option<NvmlFacts>, HostError> {
     for i in 0..count {
         gpus.push(gpu(&nvml, i));
     }
+    let driver_version = driver_version.parse().map_err(|e| HostError::Library {
+        what: "nvmlSystemGetDriverVersion".into(),
+        message: format!("{e}"),
+    })?;
     Ok(Some(NvmlFacts {
         driver_version,
-        cuda_driver_version: format!("{}.{}", cuda / 1000, (cuda % 1000) / 10),
+        cuda_driver_version: CudaVersion::from_api(u32::try_from(cuda).unwrap_or(0)),
         gpus,
     }))
 }
@@ -128,7 +133,7 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
         "nvmlDeviceGetCudaComputeCapability",
         d.cuda_compute_capability()
     )
-    .map(|c| format!("{}.{}", c.major, c.minor));
+    .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32));
     let mem = get!("nvmlDeviceGetMemoryInfo", d.memory_info()).map(|m| m.total >> 20);
     let bus = get!("nvmlDeviceGetPciInfo", d.pci_info()).map(|p| p.bus_id);
     let gen_cur = get!(
@@ -166,6 +171,15 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
         d.are_pages_pending_retired()
     );
     let mig = get!("nvmlDeviceGetMigMode", d.mig_mode()).map(|m| m.current == 1);
+    // MIG devices (compute instances) that exist: handles that resolve below the maximum.
+    let mig_instances = match mig {
+        Some(true) => get!("nvmlDeviceGetMaxMigDeviceCount", d.mig_device_count()).map(|max| {
+            (0..max)
+                .filter(|i| d.mig_device_by_index(*i).is_ok())
+                .count() as u32
+        }),
+        _ => None,
+    };
     let persistence = get!("nvmlDeviceGetPersistenceMode", d.is_in_persistent_mode());
     let temp = get!(
         "nvmlDeviceGetTemperature",
@@ -222,6 +236,7 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
     g.retired_pages_pending = pending;
     g.remapped_rows = remapped;
     g.mig_enabled = mig;
+    g.mig_instances = mig_instances;
     g.persistence_mode = persistence;
     g.temperature_c = temp;
     g.power_w = power;

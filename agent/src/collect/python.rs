@@ -361,7 +361,7 @@ fn torch(
     };
     Some(TorchInstall {
         version: v.version,
-        cuda: v.cuda,
+        cuda: v.cuda.as_deref().and_then(|c| c.parse().ok()),
         git_version: v.git_version,
         source: Source::file(vpath),
         kernels,

@@ -43,6 +43,35 @@ pub fn parse_proc_modules(text: &str) -> Vec<KernelModule> {
         .collect()
 }
 
+/// A sysfs hex attribute (`0x10de\n`).
+pub fn parse_sysfs_hex(text: &str) -> Option<u64> {
+    let t = text.trim();
+    u64::from_str_radix(t.strip_prefix("0x").unwrap_or(t), 16).ok()
+}
+
+/// The NVIDIA module files (`updates/dkms/nvidia.ko.zst`) a kernel's
+/// `modules.dep` lists, and whether it lists nouveau.
+pub fn parse_modules_dep(text: &str) -> (Vec<String>, bool) {
+    let mut nvidia = Vec::new();
+    let mut nouveau = false;
+    for line in text.lines() {
+        let Some(module) = line.split(':').next() else {
+            continue;
+        };
+        let base = module.rsplit('/').next().unwrap_or(module);
+        let stem = base.split(".ko").next().unwrap_or(base);
+        if matches!(
+            stem,
+            "nvidia" | "nvidia-uvm" | "nvidia_uvm" | "nvidia-drm" | "nvidia-modeset"
+        ) {
+            nvidia.push(module.trim().to_string());
+        } else if stem == "nouveau" {
+            nouveau = true;
+        }
+    }
+    (nvidia, nouveau)
+}
+
 /// The container runtime a `/proc/1/cgroup` (or mountinfo) text points to.
 pub fn container_from_cgroup(text: &str) -> Option<&'static str> {
     if text.contains("kubepods") {
@@ -83,6 +112,29 @@ pub fn version_from_file_name(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn modules_dep_lists_nvidia_modules_and_nouveau() {
+        let dep = "kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\nupdates/dkms/nvidia.ko.zst:\nupdates/dkms/nvidia-uvm.ko.zst: updates/dkms/nvidia.ko.zst\nkernel/fs/ext4/ext4.ko.zst:\n";
+        let (nvidia, nouveau) = super::parse_modules_dep(dep);
+        assert_eq!(
+            nvidia,
+            vec![
+                "updates/dkms/nvidia.ko.zst",
+                "updates/dkms/nvidia-uvm.ko.zst"
+            ]
+        );
+        assert!(nouveau);
+        let (none, no_nouveau) = super::parse_modules_dep("kernel/fs/ext4/ext4.ko:\n");
+        assert!(none.is_empty() && !no_nouveau);
+    }
+
+    #[test]
+    fn sysfs_hex_attributes_parse() {
+        assert_eq!(super::parse_sysfs_hex("0x10de\n"), Some(0x10de));
+        assert_eq!(super::parse_sysfs_hex("0x030200\n"), Some(0x030200));
+        assert_eq!(super::parse_sysfs_hex("junk"), None);
+    }
+
     use super::*;
 
     #[test]

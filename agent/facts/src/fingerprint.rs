@@ -1,0 +1,442 @@
+//! The fingerprint schema: a versioned, serde-serialisable description of a
+//! machine's NVIDIA stack in which every fact is an [`Observed`] value that
+//! records where it came from, and whether it was found, absent, failed or
+//! could not be observed in this mode. Reading older files is in
+//! [`crate::read`].
+
+use crate::target::FatbinSummary;
+use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Version of the fingerprint schema written by this gpukb. Schema 2 types
+/// versions, adds `unobservable`, PCI devices, installed kernel modules and
+/// MIG instances, and records `cuInit` as its own observation.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Where a fact came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// A file's contents.
+    File { path: String },
+    /// A directory listing or the existence of paths.
+    Listing { path: String },
+    /// A command's output.
+    Command { command: String },
+    /// An NVML call.
+    Nvml { call: String },
+    /// A CUDA driver API call.
+    CudaDriver { call: String },
+    /// The C library (`gnu_get_libc_version`, `uname`).
+    Libc { call: String },
+    /// The headers of an ELF file (sonames, RPATH, `.nv_fatbin`).
+    Elf { path: String },
+    /// An environment variable.
+    Env { var: String },
+    /// Worked out from other facts.
+    Derived { from: String },
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::File { path } => write!(f, "{path}"),
+            Source::Listing { path } => write!(f, "ls {path}"),
+            Source::Command { command } => write!(f, "`{command}`"),
+            Source::Nvml { call } => write!(f, "NVML {call}"),
+            Source::CudaDriver { call } => write!(f, "CUDA driver API {call}"),
+            Source::Libc { call } => write!(f, "libc {call}"),
+            Source::Elf { path } => write!(f, "ELF {path}"),
+            Source::Env { var } => write!(f, "${var}"),
+            Source::Derived { from } => write!(f, "derived from {from}"),
+        }
+    }
+}
+
+impl Source {
+    pub fn file(p: impl Into<String>) -> Source {
+        Source::File { path: p.into() }
+    }
+}
+
+/// One observation. The four states are different facts and are never
+/// merged: `Absent` is a finding (the file is not there), `Failed` means the
+/// source was there but could not be read, `Unobservable` means this mode
+/// cannot see it at all (`--root` has no NVML, `--quick` skips `cuInit`, an
+/// older capture lacks the source).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Observed<T> {
+    Found { value: T, source: Source },
+    Absent { source: Source, note: String },
+    Failed { source: Source, error: String },
+    Unobservable { source: Source, reason: String },
+}
+
+impl<T> Observed<T> {
+    pub fn found(value: T, source: Source) -> Self {
+        Observed::Found { value, source }
+    }
+    pub fn absent(source: Source, note: impl Into<String>) -> Self {
+        Observed::Absent {
+            source,
+            note: note.into(),
+        }
+    }
+    pub fn failed(source: Source, error: impl ToString) -> Self {
+        Observed::Failed {
+            source,
+            error: error.to_string(),
+        }
+    }
+    pub fn unobservable(source: Source, reason: impl Into<String>) -> Self {
+        Observed::Unobservable {
+            source,
+            reason: reason.into(),
+        }
+    }
+    /// The value when found.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Observed::Found { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+    pub fn source(&self) -> &Source {
+        match self {
+            Observed::Found { source, .. }
+            | Observed::Absent { source, .. }
+            | Observed::Failed { source, .. }
+            | Observed::Unobservable { source, .. } => source,
+        }
+    }
+    /// True when the source was seen to hold nothing.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Observed::Absent { .. })
+    }
+    /// True when this mode could not look (or looking failed): no conclusion.
+    pub fn is_unknown(&self) -> bool {
+        matches!(
+            self,
+            Observed::Failed { .. } | Observed::Unobservable { .. }
+        )
+    }
+    /// Maps the found value.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Observed<U> {
+        match self {
+            Observed::Found { value, source } => Observed::Found {
+                value: f(value),
+                source,
+            },
+            Observed::Absent { source, note } => Observed::Absent { source, note },
+            Observed::Failed { source, error } => Observed::Failed { source, error },
+            Observed::Unobservable { source, reason } => Observed::Unobservable { source, reason },
+        }
+    }
+    /// Maps the found value through a parse; a failed parse is `Failed`.
+    pub fn try_map<U, E: fmt::Display>(self, f: impl FnOnce(T) -> Result<U, E>) -> Observed<U> {
+        match self {
+            Observed::Found { value, source } => match f(value) {
+                Ok(v) => Observed::Found { value: v, source },
+                Err(e) => Observed::failed(source, e),
+            },
+            Observed::Absent { source, note } => Observed::Absent { source, note },
+            Observed::Failed { source, error } => Observed::Failed { source, error },
+            Observed::Unobservable { source, reason } => Observed::Unobservable { source, reason },
+        }
+    }
+    /// Why there is no value (the note, error or reason), when there is none.
+    pub fn why_not(&self) -> Option<&str> {
+        match self {
+            Observed::Found { .. } => None,
+            Observed::Absent { note, .. } => Some(note),
+            Observed::Failed { error, .. } => Some(error),
+            Observed::Unobservable { reason, .. } => Some(reason),
+        }
+    }
+    pub fn is_found(&self) -> bool {
+        matches!(self, Observed::Found { .. })
+    }
+}
+
+/// Everything gpukb knows about one machine's NVIDIA stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub schema: u32,
+    pub host: HostFacts,
+    pub driver: DriverFacts,
+    pub nvml: Observed<NvmlFacts>,
+    pub cuda: Observed<CudaFacts>,
+    pub libraries: LibraryFacts,
+    pub python: Vec<PythonEnv>,
+    /// JetPack/L4T facts; absent on other machines.
+    pub jetson: Observed<gpukb_jetson::JetsonReport>,
+    /// Relevant environment variables that are set.
+    pub env: Vec<EnvVar>,
+    /// PCI devices (NVIDIA ones in full; others by vendor only).
+    #[serde(default = "not_in_older_schema")]
+    pub pci: Observed<Vec<PciDevice>>,
+}
+
+fn not_in_older_schema<T>() -> Observed<T> {
+    Observed::unobservable(
+        Source::Derived {
+            from: "fingerprint file".into(),
+        },
+        "not recorded by the gpukb that wrote this fingerprint",
+    )
+}
+
+/// One PCI function from `/sys/bus/pci/devices`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PciDevice {
+    /// `0000:00:06.0`.
+    pub address: String,
+    /// `0x10de` for NVIDIA.
+    pub vendor: u16,
+    /// Device id (NVIDIA devices only).
+    pub device: Option<u16>,
+    /// Class code, e.g. `0x030200` (3D controller), `0x068000` (NVSwitch bridge).
+    pub class: Option<u32>,
+    /// The kernel driver bound to it (`nvidia`, `nouveau`, `vfio-pci`), absent when unbound.
+    pub driver: Observed<String>,
+}
+
+impl PciDevice {
+    /// NVIDIA's PCI vendor id.
+    pub const NVIDIA: u16 = 0x10de;
+    /// True for an NVIDIA display/3D controller (class 0x03xxxx).
+    pub fn is_nvidia_gpu(&self) -> bool {
+        self.vendor == Self::NVIDIA && self.class.is_some_and(|c| c >> 16 == 0x03)
+    }
+    /// True for an NVIDIA NVSwitch (a bridge, class 0x0680xx).
+    pub fn is_nvswitch(&self) -> bool {
+        self.vendor == Self::NVIDIA && self.class.is_some_and(|c| c >> 8 == 0x0680)
+    }
+}
+
+/// The operating system around the driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub os: Observed<String>,
+    pub kernel: Observed<String>,
+    pub arch: Observed<String>,
+    pub glibc: Observed<String>,
+    /// `docker`, `podman`, `kubernetes`…; absent outside containers.
+    pub container: Observed<String>,
+    /// `WSL2`; absent on native Linux.
+    pub wsl: Observed<String>,
+    /// Hypervisor or cloud, when visible.
+    pub virtualization: Observed<String>,
+    /// UEFI Secure Boot state (an enabled Secure Boot refuses unsigned kernel modules).
+    pub secure_boot: Observed<bool>,
+}
+
+/// The NVIDIA kernel driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriverFacts {
+    /// The kernel module's version (ordered fallbacks: sysfs, procfs, NVML, nvidia-smi).
+    pub version: Observed<DriverVersion>,
+    /// `open` or `proprietary` kernel module.
+    pub flavor: Observed<String>,
+    /// Which of nvidia, nvidia_uvm, nvidia_drm, nvidia_modeset, nouveau are loaded.
+    pub modules: Observed<Vec<ModuleState>>,
+    /// `/dev/nvidia*` nodes present.
+    pub device_nodes: Observed<Vec<String>>,
+    /// The user-space driver library (`libcuda.so.1`) the loader would pick.
+    pub libcuda: Observed<LibraryFile>,
+    /// The NVML library (`libnvidia-ml.so.1`) the loader would pick.
+    pub libnvidia_ml: Observed<LibraryFile>,
+    /// NVIDIA kernel modules installed for each kernel under `/lib/modules`
+    /// (from each kernel's `modules.dep`).
+    #[serde(default = "not_in_older_schema")]
+    pub installed_modules: Observed<Vec<InstalledModules>>,
+}
+
+/// The NVIDIA-related modules one installed kernel has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstalledModules {
+    /// Kernel release (`6.8.0-90-generic`).
+    pub kernel: String,
+    /// Whether this is the running kernel.
+    pub running: bool,
+    /// Module files, relative to `/lib/modules/<kernel>` (`updates/dkms/nvidia.ko.zst`).
+    pub nvidia: Vec<String>,
+    /// Whether nouveau is installed for this kernel.
+    pub nouveau: bool,
+}
+
+/// Whether one kernel module is loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleState {
+    pub name: String,
+    pub loaded: bool,
+}
+
+/// What NVML reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NvmlFacts {
+    pub driver_version: DriverVersion,
+    /// Highest CUDA version the driver supports, e.g. `13.0`.
+    pub cuda_driver_version: CudaVersion,
+    pub gpus: Vec<NvmlGpu>,
+}
+
+/// One GPU as NVML sees it. `None` fields were not supported or failed
+/// (listed in `unavailable`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NvmlGpu {
+    pub index: u32,
+    pub name: String,
+    pub uuid: String,
+    pub compute_capability: Option<ComputeCapability>,
+    pub memory_total_mib: Option<u64>,
+    pub pci_bus_id: Option<String>,
+    pub pcie_gen_current: Option<u32>,
+    pub pcie_gen_max: Option<u32>,
+    pub pcie_width_current: Option<u32>,
+    pub pcie_width_max: Option<u32>,
+    pub ecc_enabled: Option<bool>,
+    pub ecc_uncorrected_aggregate: Option<u64>,
+    pub ecc_corrected_aggregate: Option<u64>,
+    pub retired_pages_double_bit: Option<u32>,
+    pub retired_pages_pending: Option<bool>,
+    pub remapped_rows: Option<RemappedRows>,
+    pub mig_enabled: Option<bool>,
+    /// MIG GPU instances created (when MIG is enabled).
+    #[serde(default)]
+    pub mig_instances: Option<u32>,
+    pub persistence_mode: Option<bool>,
+    pub temperature_c: Option<u32>,
+    pub power_w: Option<f64>,
+    pub power_limit_w: Option<f64>,
+    pub throttle_reasons: Option<Vec<String>>,
+    /// NVML calls that failed for this GPU, with the error.
+    pub unavailable: Vec<String>,
+}
+
+/// Row remapping state (A100/H100 and later).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemappedRows {
+    pub correctable: u32,
+    pub uncorrectable: u32,
+    pub pending: bool,
+    pub failed: bool,
+}
+
+/// What the CUDA driver API reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CudaFacts {
+    /// `cuDriverGetVersion`, e.g. `13.0`.
+    pub driver_version: CudaVersion,
+    /// The exact CUresult name `cuInit(0)` returned (unobservable with `--quick`).
+    pub init: Observed<String>,
+    /// Devices `cuDeviceGet` enumerates after a successful `cuInit`.
+    pub devices: Vec<CudaDevice>,
+}
+
+/// One device as the CUDA driver API sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CudaDevice {
+    pub ordinal: u32,
+    pub name: String,
+    pub compute_capability: ComputeCapability,
+    pub total_memory_mib: u64,
+    pub multiprocessors: u32,
+    pub clock_mhz: u32,
+    pub memory_clock_mhz: u32,
+    pub memory_bus_bits: u32,
+    pub integrated: bool,
+    pub pci_bus_id: String,
+}
+
+/// A CUDA library file found on the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryFile {
+    /// `libcudart`, `libcudnn`, `libcublasLt`…
+    pub family: String,
+    pub soname: String,
+    /// The path found, and the real file behind its symlinks.
+    pub path: String,
+    pub real_path: String,
+    pub version: Option<String>,
+    /// How it was found: `ld.so.cache`, `LD_LIBRARY_PATH`, `CUDA toolkit 13.0`, `pip nvidia-cudnn-cu13`…
+    pub found_via: String,
+    pub source: Source,
+}
+
+/// A CUDA toolkit installed under `/usr/local/cuda*` or `/opt`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Toolkit {
+    pub path: String,
+    pub version: Observed<String>,
+    pub nvcc: bool,
+}
+
+/// Every CUDA library found, toolkits, and conflicting copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LibraryFacts {
+    pub files: Vec<LibraryFile>,
+    pub toolkits: Vec<Toolkit>,
+    /// Same library, different versions visible at once.
+    pub conflicts: Vec<String>,
+    /// Places that could not be searched, and why.
+    pub problems: Vec<String>,
+}
+
+/// One Python environment (its site-packages directory).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PythonEnv {
+    pub site_packages: String,
+    /// `venv`, `conda`, `system`, `user`.
+    pub kind: String,
+    /// Python version from the directory name or `pyvenv.cfg`.
+    pub python: Option<String>,
+    pub torch: Option<TorchInstall>,
+    /// `nvidia-*` wheels (name, version).
+    pub nvidia_wheels: Vec<Package>,
+    /// Other CUDA-carrying packages: vllm, xformers, flash_attn, triton…
+    pub cuda_packages: Vec<Package>,
+}
+
+/// An installed Python distribution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Package {
+    pub name: String,
+    pub version: String,
+}
+
+/// A PyTorch install, read without importing it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchInstall {
+    pub version: String,
+    /// CUDA version the build targets (`None`: CPU or ROCm build).
+    pub cuda: Option<CudaVersion>,
+    pub git_version: Option<String>,
+    pub source: Source,
+    /// GPU code compiled into `torch/lib/libtorch_cuda.so`.
+    pub kernels: Observed<FatbinSummary>,
+    /// Which CUDA libraries this torch would load, resolved like the dynamic loader.
+    pub loads: Vec<ResolvedLibrary>,
+    /// Pinned `nvidia-*` requirements that the installed wheels do not satisfy.
+    pub pin_mismatches: Vec<String>,
+}
+
+/// Where one `NEEDED` library of torch resolves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedLibrary {
+    pub soname: String,
+    /// `None`: the loader would not find it.
+    pub path: Option<String>,
+    pub version: Option<String>,
+    /// `RPATH $ORIGIN/../../nvidia/cudnn/lib`, `LD_LIBRARY_PATH`, `ld.so.cache`…
+    pub via: String,
+}
+
+/// A set environment variable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: String,
+}

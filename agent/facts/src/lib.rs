@@ -1,0 +1,17 @@
+//! The gpukb fact model, at the bottom of the crate graph: what a machine is
+//! ([`fingerprint::Fingerprint`], every fact an [`fingerprint::Observed`] with
+//! its [`fingerprint::Source`]), the typed vocabulary facts are written in
+//! ([`version`], [`target`]), and the one CUDA compatibility engine
+//! ([`compat`]) that the probe, the doctor and the planner all use.
+//!
+//! Values serialise as the strings users read (`"9.0"`, `"13.0"`,
+//! `"580.159.04"`, `"sm_90a"`), so the JSON stays readable.
+
+pub mod compat;
+pub mod fingerprint;
+pub mod read;
+pub mod target;
+pub mod version;
+
+pub use fingerprint::{Fingerprint, Observed, Source};
+pub use version::{ComputeCapability, CudaVersion, DriverVersion};

@@ -1,0 +1,253 @@
+//! Fixes computed from the machine: the driver branch this GPU and this
+//! torch need, the torch build (release × CUDA variant) whose kernels cover
+//! every GPU here and whose CUDA this driver runs, the exact `CUDA_VISIBLE_DEVICES`
+//! for the GPUs present. Destructive steps carry a warning and a safer way.
+//! The wheel table is sourced and dated ([`TORCH_BUILDS_AS_OF`]).
+
+use super::view::View;
+use super::{Finding, FixStep};
+use gpukb_facts::compat::{self, DriverCompat};
+use gpukb_facts::target::FatbinImage;
+use gpukb_facts::{ComputeCapability, CudaVersion};
+
+/// As-of date of [`TORCH_BUILDS`].
+pub const TORCH_BUILDS_AS_OF: &str = "2026-12-01";
+
+/// One downloadable torch build for Linux x86-64.
+pub struct TorchBuild {
+    pub torch: &'static str,
+    pub variant: &'static str,
+    pub cuda: (u32, u32),
+    /// SASS compiled in (no PTX in these release wheels).
+    pub sass: &'static [&'static str],
+}
+
+/// The newest release's Linux x86-64 CUDA builds, newest CUDA first. Source:
+/// the PyPI / download.pytorch.org wheels read with gpukb's fatbin reader
+/// (compat-facts.md errata 4: 2.11.0–2.14.1 cu130 sm_75…sm_120, no PTX) and
+/// `../shared/research/data/torch_wheels.csv` rows 2.14.0/2.14.1 (cu126
+/// sm_50…sm_90, from `.ci/manywheel/build_cuda.sh`). 2.15.0 (cu132) needs
+/// Python ≥ 3.11 and is not proposed here.
+pub const TORCH_BUILDS: &[TorchBuild] = &[
+    TorchBuild {
+        torch: "2.14.1",
+        variant: "cu132",
+        cuda: (13, 2),
+        sass: &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
+    },
+    TorchBuild {
+        torch: "2.14.1",
+        variant: "cu130",
+        cuda: (13, 0),
+        sass: &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
+    },
+    TorchBuild {
+        torch: "2.14.1",
+        variant: "cu126",
+        cuda: (12, 6),
+        sass: &[
+            "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
+        ],
+    },
+];
+
+fn images(b: &TorchBuild) -> Vec<FatbinImage> {
+    b.sass
+        .iter()
+        .filter_map(|t| compat::image_from_target(t, (1, 8)))
+        .collect()
+}
+
+/// The build to install: every GPU runs its SASS, the driver runs its CUDA
+/// (natively or under minor-version compatibility). Newest CUDA first, but a
+/// native match beats minor-version compatibility.
+pub fn pick_torch(
+    ccs: &[ComputeCapability],
+    driver_cuda: Option<CudaVersion>,
+) -> Option<&'static TorchBuild> {
+    let fits = |b: &TorchBuild| {
+        let imgs = images(b);
+        ccs.iter()
+            .all(|cc| compat::decide(cc.pair(), 13000, &imgs).expected_code == 0)
+    };
+    let runs = |b: &TorchBuild, want: DriverCompat| match driver_cuda {
+        None => true,
+        Some(d) => compat::driver_runs_cuda(d, CudaVersion::new(b.cuda.0, b.cuda.1)) == want,
+    };
+    TORCH_BUILDS
+        .iter()
+        .find(|b| fits(b) && runs(b, DriverCompat::Native))
+        .or_else(|| {
+            TORCH_BUILDS
+                .iter()
+                .find(|b| fits(b) && runs(b, DriverCompat::MinorVersion))
+        })
+}
+
+fn install_torch(b: &TorchBuild) -> String {
+    format!(
+        "pip install --force-reinstall torch=={} torchvision torchaudio --index-url https://download.pytorch.org/whl/{}",
+        b.torch, b.variant
+    )
+}
+
+/// The driver branch to install for these GPUs so that CUDA `need` runs.
+pub fn pick_driver_branch(
+    ccs: &[ComputeCapability],
+    need: Option<CudaVersion>,
+) -> Result<u32, String> {
+    let min = need
+        .and_then(compat::min_driver_branch_for)
+        .unwrap_or(580)
+        .max(580);
+    // The newest production branch as of the tables is R580 for every GPU from
+    // Maxwell on (R580 is also the last for Maxwell/Pascal/Volta).
+    let branch = min;
+    for cc in ccs {
+        compat::branch_supports_gpu(branch, cc.pair())?;
+    }
+    Ok(branch)
+}
+
+fn driver_package(branch: u32, ccs: &[ComputeCapability]) -> String {
+    // Open modules: required on Blackwell, supported from Turing (7.5); not before.
+    let open = ccs.iter().all(|c| c.pair() >= (7, 5));
+    format!("nvidia-driver-{branch}{}", if open { "-open" } else { "" })
+}
+
+fn step(
+    text: impl Into<String>,
+    commands: &[String],
+    warning: Option<&str>,
+    mine: bool,
+) -> FixStep {
+    FixStep {
+        text: text.into(),
+        commands: commands.to_vec(),
+        warning: warning.map(str::to_string),
+        for_this_machine: mine,
+    }
+}
+
+/// Fills `f.fixes` for this machine.
+pub fn compute(v: &View, f: &mut Finding) {
+    let gpus = v.gpus();
+    let ccs: Vec<ComputeCapability> = gpus.iter().filter_map(|g| g.cc).collect();
+    let driver_cuda = v.driver_cuda().map(|(c, _)| c);
+    let torch_fix = || -> Vec<FixStep> {
+        match pick_torch(&ccs, driver_cuda) {
+            Some(b) if !ccs.is_empty() => vec![step(
+                format!(
+                    "Install torch {}+{}: it carries SASS for {} and this driver (CUDA {}) runs CUDA {}.{} (torch builds as of {TORCH_BUILDS_AS_OF})",
+                    b.torch, b.variant,
+                    ccs.iter().map(|c| format!("sm_{}", c.sm())).collect::<Vec<_>>().join(", "),
+                    driver_cuda.map(|c| c.to_string()).unwrap_or("?".into()),
+                    b.cuda.0, b.cuda.1
+                ),
+                &[install_torch(b)],
+                None,
+                true,
+            )],
+            _ => vec![step(
+                "No current torch build runs on both this GPU and this driver: upgrade the driver first, or build torch from source with TORCH_CUDA_ARCH_LIST set to the GPU's compute capability",
+                &["git clone --recursive https://github.com/pytorch/pytorch && cd pytorch && TORCH_CUDA_ARCH_LIST=\"<CC>\" python setup.py develop".into()],
+                None,
+                false,
+            )],
+        }
+    };
+    let driver_fix = |need: Option<CudaVersion>| -> Vec<FixStep> {
+        match pick_driver_branch(&ccs, need) {
+            Ok(b) => vec![step(
+                format!(
+                    "Install the R{b} driver ({}; it supports every GPU here{})",
+                    driver_package(b, &ccs),
+                    need.map(|n| format!(" and runs CUDA {n}"))
+                        .unwrap_or_default()
+                ),
+                &[
+                    "sudo apt update".into(),
+                    format!("sudo apt install {}", driver_package(b, &ccs)),
+                    "sudo reboot".into(),
+                ],
+                None,
+                true,
+            )],
+            Err(e) => vec![step(format!("No driver branch fits: {e}"), &[], None, true)],
+        }
+    };
+    f.fixes = match f.check.as_str() {
+        "cuda_visible_devices_hides_gpus" => {
+            let n = v.fp.nvml.value().map_or(0, |n| n.gpus.len());
+            let all = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+            vec![
+                step("Unset the variable (use every GPU)", &["unset CUDA_VISIBLE_DEVICES".into()], None, false),
+                step(format!("Or name GPUs that exist (this machine has {n})"), &[format!("export CUDA_VISIBLE_DEVICES={all}")], None, true),
+            ]
+        }
+        "driver_older_than_torch_cuda" => {
+            let need = v.torches().iter().filter_map(|(_, t)| t.cuda).max();
+            let mut s = driver_fix(need);
+            s.extend(torch_fix().into_iter().map(|mut x| { x.text = format!("Or keep the driver: {}", x.text); x }));
+            s
+        }
+        "torch_lacks_gpu_arch" | "torch_cpu_only" => torch_fix(),
+        "torch_library_missing" => match v.torches().first() {
+            Some((_, t)) => vec![step(format!("Reinstall torch {} so pip brings the nvidia-* wheels it pins", t.version),
+                &[format!("pip install --force-reinstall 'torch=={}'{}", t.version.split('+').next().unwrap_or(&t.version),
+                    t.version.split_once('+').map(|(_, var)| format!(" --index-url https://download.pytorch.org/whl/{var}")).unwrap_or_default())], None, true)],
+            None => vec![],
+        },
+        "driver_not_installed" | "driver_not_loaded" | "driver_branch_drops_gpu" => driver_fix(None),
+        "driver_not_built_for_running_kernel" => vec![step("Build the installed driver for the running kernel (DKMS)",
+            &["sudo apt install linux-headers-$(uname -r)".into(), "sudo dkms autoinstall -k $(uname -r)".into(), "sudo modprobe nvidia".into()], None, false)],
+        "secure_boot_blocks_module" => vec![
+            step("Enroll the DKMS signing key, then reboot and confirm it in the MOK manager", &["sudo mokutil --import /var/lib/dkms/mok.pub".into(), "sudo reboot".into()], None, false),
+            step("Or install the distribution's pre-signed modules", &[format!("sudo apt install linux-modules-nvidia-{}-$(uname -r)", pick_driver_branch(&ccs, None).unwrap_or(580))], None, true),
+        ],
+        "nouveau_bound" => vec![step("Blacklist nouveau and install the NVIDIA driver",
+            &["echo -e 'blacklist nouveau\\noptions nouveau modeset=0' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf".into(), "sudo update-initramfs -u".into(),
+              format!("sudo apt install {}", driver_package(pick_driver_branch(&ccs, None).unwrap_or(580), &ccs)), "sudo reboot".into()],
+            Some("the display falls back to a basic framebuffer until the NVIDIA driver loads; keep SSH access"), true)],
+        "nvidia_uvm_not_loaded" => vec![step("Load nvidia_uvm and create its device node", &["sudo modprobe nvidia_uvm".into(), "sudo nvidia-modprobe -u -c=0".into()], None, false)],
+        "driver_userspace_mismatch" => vec![
+            step("Reboot so the kernel loads the module that matches the upgraded libraries", &["sudo reboot".into()], None, false),
+            step("Or reload the module without a reboot (only when no process uses the GPU)", &["sudo systemctl stop nvidia-persistenced gpukb-agent 2>/dev/null".into(), "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia".into(), "sudo modprobe nvidia nvidia_uvm".into()],
+                Some("kills nothing but fails if anything holds /dev/nvidia*; stops persistence and the display"), false),
+        ],
+        "open_module_required" => {
+            let b = pick_driver_branch(&ccs, None).unwrap_or(580);
+            vec![step(format!("Install the open kernel modules of R{b}"), &[format!("sudo apt install nvidia-driver-{b}-open"), "sudo reboot".into()],
+                Some("replaces the proprietary kernel module package"), true)]
+        }
+        "fabric_manager_not_running" => {
+            let b = v.fp.driver.version.value().map(|d| d.branch()).unwrap_or(580);
+            let exact = v.fp.driver.version.value().map(|d| d.to_string()).unwrap_or_default();
+            vec![step(format!("Install and start Fabric Manager of exactly the driver's release ({exact})"),
+                &[format!("sudo apt install nvidia-fabricmanager-{b}={exact}-1"), "sudo systemctl enable --now nvidia-fabricmanager".into()], None, true)]
+        }
+        "mig_without_instances" => vec![
+            step("Create GPU instances (list profiles first)", &["sudo nvidia-smi mig -lgip".into(), "sudo nvidia-smi mig -cgi <profile> -C".into()], None, false),
+            step("Or disable MIG", &["sudo nvidia-smi -mig 0".into()], Some("resets the GPU: stop every process on it first"), false),
+        ],
+        "container_without_gpu" => vec![step("Start the container with GPU access (NVIDIA Container Toolkit)",
+            &["docker run --gpus all ...".into(), "# or, with CDI: docker run --device nvidia.com/gpu=all ...".into()], None, false)],
+        "container_ships_driver_libraries" => vec![step("Rebuild the image without driver libraries (let the NVIDIA Container Toolkit mount the host's)",
+            &["# in the Dockerfile: do not install libnvidia-compute-*/nvidia-driver-* packages".into(), "docker run --gpus all ... # the toolkit mounts the host's libcuda".into()], None, false)],
+        "wsl_libcuda_missing" => vec![step("Install the NVIDIA driver on Windows (not inside WSL) and make /usr/lib/wsl/lib visible to the loader",
+            &["echo /usr/lib/wsl/lib | sudo tee /etc/ld.so.conf.d/ld.wsl.conf".into(), "sudo ldconfig".into(), "wsl --update   # from Windows".into()], None, false)],
+        "library_shadowed_by_ld_library_path" => vec![step("Drop the directory from LD_LIBRARY_PATH for Python (or restore the pinned wheel)",
+            &["export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v -e nccl -e cudnn | paste -sd:)".into(), "pip check".into()], None, false)],
+        "cuda_home_older_than_torch" => {
+            let need = v.torches().iter().filter_map(|(_, t)| t.cuda).max();
+            let matching = need.and_then(|n| v.fp.libraries.toolkits.iter().find(|t| t.version.value().and_then(|s| s.parse::<CudaVersion>().ok()) == Some(n)));
+            match (matching, need) {
+                (Some(t), _) => vec![step(format!("Point CUDA_HOME at the matching toolkit {}", t.path), &[format!("export CUDA_HOME={}", t.path)], None, true)],
+                (None, Some(n)) => vec![step(format!("Install the CUDA {n} toolkit and point CUDA_HOME at it"), &[format!("sudo apt install cuda-toolkit-{}-{}", n.major, n.minor), format!("export CUDA_HOME=/usr/local/cuda-{n}")], None, true)],
+                _ => vec![],
+            }
+        }
+        "gpu_memory_fault" => vec![step("Reset the GPU to apply pending remaps; if remapping failed, drain the node and contact the vendor (RMA)", &["sudo nvidia-smi -r -i <index>".into()], Some("a reset kills every process on that GPU"), false)],
+        _ => Vec::new(),
+    };
+}
