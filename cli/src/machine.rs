@@ -51,6 +51,13 @@ impl MachineArgs {
                 "--root {}: this is a capture written by `gpukb capture`: use --replay {0}",
                 dir.display()
             );
+            if let Some(parent) = dir.parent().filter(|p| p.join("capture.json").is_file()) {
+                anyhow::bail!(
+                    "--root {}: these are the files of a capture, without its NVML/CUDA answers: use --replay {}",
+                    dir.display(),
+                    parent.display()
+                );
+            }
             return Ok(Host::root_dir(dir));
         }
         anyhow::ensure!(

@@ -33,16 +33,16 @@ fn no_driver_machine_exits_zero_and_says_so() {
 fn json_output_is_the_schema() {
     let out = gpukb()
         .args(["fingerprint", "--json", "--root"])
-        .arg(fixture("no-driver").join("root"))
+        .arg(fixture("jetson-nano-jp464"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], 2);
     assert_eq!(v["host"]["os"]["status"], "found");
     assert_eq!(
-        v["nvml"]["status"], "failed",
-        "NVML is not observed under --root: {}",
+        v["nvml"]["status"], "unobservable",
+        "NVML is not observable under --root: {}",
         v["nvml"]
     );
 }
@@ -87,19 +87,34 @@ fn doctor_names_the_broken_link() {
             String::from_utf8_lossy(&out.stdout).into_owned(),
         )
     };
+    // A container without GPU, driver or CUDA framework: nothing to judge.
     let (code, text) = run(&["doctor", "--replay"], fixture("no-driver"));
-    assert_eq!(code, Some(1), "{text}");
-    assert!(
-        text.contains("[driver] no NVIDIA kernel module is loaded"),
-        "{text}"
-    );
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("unknown: No NVIDIA GPU visible"), "{text}");
+    assert!(!text.contains("root cause"), "{text}");
+    // The healthy H200: ok, exit 0, the unused system cuDNN is context only.
     let (code, text) = run(&["doctor", "--replay"], fixture("h200"));
-    assert_eq!(code, Some(1), "{text}");
-    assert!(
-        text.contains("libcudnn is installed in 2 versions"),
-        "{text}"
-    );
-    assert!(!text.contains("no NVIDIA kernel module"), "{text}");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("✓ ok: No broken link"), "{text}");
+    assert!(text.contains("nothing loads the others"), "{text}");
+    // An empty root observes nothing: unknown, not ok.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, text) = run(&["doctor", "--root"], empty.path().to_path_buf());
+    assert_eq!(code, Some(3), "{text}");
+    // A capture given to --root is refused in one line naming --replay.
+    let out = gpukb()
+        .args(["doctor", "--root"])
+        .arg(fixture("h200"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --replay"));
+    let out = gpukb()
+        .args(["doctor", "--root"])
+        .arg(fixture("h200").join("root"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
     // A Jetson's iGPU has no nvidia.ko: that is not a missing driver.
     let (code, text) = run(&["doctor", "--root"], fixture("jetson-nano-jp464"));
     assert_eq!(code, Some(0), "{text}");

@@ -19,16 +19,19 @@ fn h200() -> Fingerprint {
 fn driver_nvml_and_cuda_match_the_machine() {
     let fp = h200();
     assert_eq!(
-        fp.driver.version.value().map(String::as_str),
+        fp.driver.version.value().map(|v| v.as_str()),
         Some("580.159.04")
     );
     assert_eq!(fp.driver.flavor.value().map(String::as_str), Some("open"));
     let nvml = fp.nvml.value().expect("NVML answered");
-    assert_eq!(nvml.cuda_driver_version, "13.0");
+    assert_eq!(nvml.cuda_driver_version.to_string(), "13.0");
     assert_eq!(nvml.gpus.len(), 2);
     for g in &nvml.gpus {
         assert_eq!(g.name, "NVIDIA H200");
-        assert_eq!(g.compute_capability.as_deref(), Some("9.0"));
+        assert_eq!(
+            g.compute_capability.map(|c| c.to_string()).as_deref(),
+            Some("9.0")
+        );
         assert_eq!((g.pcie_gen_max, g.pcie_width_max), (Some(5), Some(16)));
         assert_eq!(
             (g.pcie_gen_current, g.pcie_width_current),
@@ -36,8 +39,8 @@ fn driver_nvml_and_cuda_match_the_machine() {
         );
     }
     let cuda = fp.cuda.value().expect("CUDA answered");
-    assert_eq!(cuda.init, "CUDA_SUCCESS");
-    assert_eq!(cuda.driver_version, "13.0");
+    assert_eq!(cuda.init.value().map(String::as_str), Some("CUDA_SUCCESS"));
+    assert_eq!(cuda.driver_version.to_string(), "13.0");
     assert_eq!(cuda.devices[0].multiprocessors, 132);
 }
 
@@ -50,7 +53,7 @@ fn torch_fatbin_targets_equal_cuobjdump() {
         .find_map(|e| e.torch.as_ref())
         .expect("torch found");
     assert_eq!(torch.version, "2.11.0+cu130");
-    assert_eq!(torch.cuda.as_deref(), Some("13.0"));
+    assert_eq!(torch.cuda.map(|c| c.to_string()).as_deref(), Some("13.0"));
     let ours: BTreeSet<String> = torch
         .kernels
         .value()

@@ -523,11 +523,13 @@ mod tests {
         assert_eq!(v.image.as_deref(), Some("sm_86"));
         assert_eq!(decide((8, 0), CUDA_13_0, &fat).expected_code, 209);
         // Highest compatible minor wins.
-        let fat = imgs(&["sm_80", "sm_86", "sm_89"]);
+        let fat = imgs(&["sm_80", "sm_86"]);
         assert_eq!(
-            decide((8, 7), CUDA_13_0, &fat).image.as_deref(),
+            decide((8, 9), CUDA_13_0, &fat).image.as_deref(),
             Some("sm_86")
         );
+        // Orin (8.7) is Tegra: desktop sm_80/sm_86 SASS does not run there (errata 2).
+        assert_eq!(decide((8, 7), CUDA_13_0, &fat).expected_code, 209);
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl CudaAnswer {
 
 pub(super) fn collect(host: &Host, deadline: Duration, init: bool) -> Observed<CudaFacts> {
     let source = Source::CudaDriver {
-        call: "cuDriverGetVersion".into(),
+        call: "cuInit".into(),
     };
     match host.answer("cuda", deadline, move || live(init)) {
         Ok(Some(f)) => Observed::found(CudaAnswer::into_facts(f), source),

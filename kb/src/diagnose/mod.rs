@@ -416,6 +416,12 @@ fn summary_of(verdict: Verdict, findings: &[Finding], view: &View) -> String {
         Verdict::Ok => format!("No broken link: {}", view.headline()),
         Verdict::Unknown => match findings.iter().find(|f| f.check == "no_nvidia_gpu_visible") {
             Some(f) => f.title.clone(),
+            None if view.gpus().is_empty() => format!(
+                "No NVIDIA GPU visible to this input (NVML: {}; CUDA: {}; PCI bus: {})",
+                view.fp.nvml.why_not().unwrap_or("no GPUs"),
+                view.fp.cuda.why_not().unwrap_or("no devices"),
+                view.fp.pci.why_not().unwrap_or("no NVIDIA device")
+            ),
             None => "Nothing of the GPU chain could be observed with this input".into(),
         },
         _ => {

@@ -1,0 +1,224 @@
+//! The diagnosis over fingerprints: the H200's recorded fingerprint (schema 1)
+//! is healthy; a `--quick` one leaves the CUDA driver layer unchecked; small,
+//! consistent edits produce the root cause they model; search confirms
+//! entries through the diagnosis. Recorded broken machines are in
+//! `tests/tests/doctor.rs`.
+
+use gpukb_facts::read::fingerprint_from_json;
+use gpukb_facts::Fingerprint;
+use gpukb_kb::diagnose::{diagnose, CheckOutcome, Layer, Severity, Status, Verdict};
+use gpukb_kb::Kb;
+use serde_json::{json, Value};
+
+const H200: &str = include_str!("../../tests/fixtures/h200/fingerprint.json");
+
+fn h200_json() -> Value {
+    serde_json::from_str(H200).unwrap()
+}
+
+fn fp(v: &Value) -> Fingerprint {
+    fingerprint_from_json(v.to_string().as_bytes()).unwrap()
+}
+
+#[test]
+fn the_healthy_h200_is_ok_with_nothing_above_info() {
+    let kb = Kb::open().unwrap();
+    let d = diagnose(&fp(&h200_json()), "test", Some(&kb));
+    assert_eq!(d.verdict, Verdict::Ok, "{:#?}", d.findings);
+    assert!(
+        d.findings.iter().all(|f| f.severity == Severity::Info),
+        "{:#?}",
+        d.findings
+    );
+    // The system cuDNN 9.14 nothing loads is context, and says which copy torch loads.
+    let dup = d
+        .findings
+        .iter()
+        .find(|f| f.check == "duplicate_library_versions")
+        .unwrap();
+    assert!(dup.title.contains("torch loads 9.19.0"), "{}", dup.title);
+    assert_eq!(d.exit_code(false), 0);
+    let layer = |l: Layer| d.layers.iter().find(|x| x.layer == l).unwrap().status;
+    assert_eq!(layer(Layer::CudaDriver), Status::Ok);
+    assert_eq!(layer(Layer::KernelImage), Status::Ok);
+    assert_eq!(layer(Layer::Jetson), Status::NotApplicable);
+}
+
+#[test]
+fn a_quick_fingerprint_leaves_the_cuda_driver_layer_unchecked_and_cites_no_cuinit() {
+    let mut v = h200_json();
+    v["cuda"]["value"]["init"] = json!("not called (--quick)");
+    v["cuda"]["value"]["devices"] = json!([]);
+    let d = diagnose(&fp(&v), "test", None);
+    let cuda = d
+        .layers
+        .iter()
+        .find(|l| l.layer == Layer::CudaDriver)
+        .unwrap();
+    assert_eq!(cuda.status, Status::CouldNotCheck);
+    assert!(!cuda
+        .evidence
+        .iter()
+        .any(|e| e.fact.contains("CUDA_SUCCESS")));
+    assert!(matches!(
+        d.outcome("cuda_init_failed"),
+        CheckOutcome::Undecided(_)
+    ));
+    assert!(!d.findings.iter().any(|f| f.check == "cuda_init_failed"));
+    let kb = Kb::open().unwrap();
+    let hits = kb
+        .search(
+            "CUDA error: initialization error cuInit failed",
+            Some(&d),
+            5,
+        )
+        .unwrap();
+    assert!(
+        hits.iter()
+            .all(|h| h.verdicts.iter().all(|x| x.predicate != "cuda_init_failed")),
+        "a --quick fingerprint must not confirm or rule out cuda_init_failed"
+    );
+}
+
+#[test]
+fn schema_1_and_2_are_read_and_newer_schemas_are_refused() {
+    let v = h200_json();
+    assert_eq!(v["schema"], 1);
+    let f = fp(&v);
+    assert_eq!(f.schema, 2);
+    let again = fingerprint_from_json(serde_json::to_string(&f).unwrap().as_bytes()).unwrap();
+    assert_eq!(again, f);
+    let mut newer = v.clone();
+    newer["schema"] = json!(3);
+    let e = fingerprint_from_json(newer.to_string().as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("newer"), "{e}");
+    assert!(fingerprint_from_json(b"{\"x\":1}").is_err());
+}
+
+#[test]
+fn cuda_visible_devices_is_the_root_cause_and_no_device_its_consequence() {
+    let mut v = h200_json();
+    v["env"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "CUDA_VISIBLE_DEVICES", "value": ""}));
+    v["cuda"]["value"]["init"] = json!("CUDA_ERROR_NO_DEVICE");
+    v["cuda"]["value"]["devices"] = json!([]);
+    let d = diagnose(&fp(&v), "test", None);
+    assert_eq!(d.verdict, Verdict::Failure);
+    let first = &d.findings[0];
+    assert_eq!(first.check, "cuda_visible_devices_hides_gpus");
+    assert!(first.root_cause);
+    let init = d
+        .findings
+        .iter()
+        .find(|f| f.check == "cuda_init_failed")
+        .unwrap();
+    assert!(!init.root_cause);
+    assert_eq!(init.explained_by.as_deref(), Some(first.id.as_str()));
+    // The fix names the GPUs this machine has.
+    assert!(first.fixes.iter().any(|x| x.for_this_machine
+        && x.commands
+            .iter()
+            .any(|c| c == "export CUDA_VISIBLE_DEVICES=0,1")));
+}
+
+#[test]
+fn a_blackwell_gpu_on_an_old_torch_is_confirmed_by_search() {
+    let mut v = h200_json();
+    for g in v["nvml"]["value"]["gpus"].as_array_mut().unwrap() {
+        g["compute_capability"] = json!("12.0");
+        g["name"] = json!("NVIDIA GeForce RTX 5090");
+    }
+    let t = &mut v["python"][0]["torch"];
+    t["version"] = json!("2.0.1+cu117");
+    t["cuda"] = json!("11.7");
+    t["kernels"]["value"]["targets"] = json!([
+        {"kind": "sass", "arch": 80, "variant": "plain", "version": [1, 7], "compressed": false, "count": 1},
+        {"kind": "sass", "arch": 86, "variant": "plain", "version": [1, 7], "compressed": false, "count": 1}
+    ]);
+    let d = diagnose(&fp(&v), "test", None);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.check == "torch_lacks_gpu_arch")
+        .unwrap();
+    assert!(f.root_cause && f.severity == Severity::Failure);
+    // The fix is a build that has sm_120 and runs on this R580 driver.
+    let fix = &f.fixes[0];
+    assert!(fix.for_this_machine);
+    assert!(fix.commands[0].contains("whl/cu13"), "{:?}", fix.commands);
+    let kb = Kb::open().unwrap();
+    let hits = kb
+        .search(
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+            Some(&d),
+            5,
+        )
+        .unwrap();
+    assert!(
+        hits[0]
+            .verdicts
+            .iter()
+            .any(|x| x.outcome == "confirmed" && x.predicate == "torch_lacks_gpu_arch"),
+        "{:?}",
+        hits.iter()
+            .map(|h| (&h.id, &h.verdicts))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_driver_too_old_gets_a_driver_branch_and_a_torch_build_computed_for_it() {
+    let mut v = h200_json();
+    v["nvml"]["value"]["cuda_driver_version"] = json!("12.8");
+    v["nvml"]["value"]["driver_version"] = json!("570.124.06");
+    v["cuda"]["value"]["driver_version"] = json!("12.8");
+    v["driver"]["version"]["value"] = json!("570.124.06");
+    // consistently: the user-space libraries are the same release
+    for lib in ["libcuda", "libnvidia_ml"] {
+        let l = &mut v["driver"][lib]["value"];
+        l["version"] = json!("570.124.06");
+        let real = l["real_path"]
+            .as_str()
+            .unwrap()
+            .replace("580.159.04", "570.124.06");
+        l["real_path"] = json!(real);
+    }
+    let d = diagnose(&fp(&v), "test", None);
+    let f = &d.findings[0];
+    assert_eq!(f.check, "driver_older_than_torch_cuda");
+    assert!(
+        f.fixes[0]
+            .commands
+            .iter()
+            .any(|c| c.contains("nvidia-driver-580")),
+        "{:?}",
+        f.fixes
+    );
+    // Or keep R570: the newest build that runs CUDA <= 12.8 and has sm_90.
+    assert!(
+        f.fixes
+            .iter()
+            .any(|x| x.commands.iter().any(|c| c.contains("whl/cu126"))),
+        "{:?}",
+        f.fixes
+    );
+}
+
+#[test]
+fn the_diagnosis_json_matches_its_schema() {
+    let d = diagnose(&fp(&h200_json()), "test", None);
+    let schema = gpukb_kb::diagnose::schema();
+    let value = serde_json::to_value(&d).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // and a broken document does not
+    let mut bad = value.clone();
+    bad["verdict"] = json!("maybe");
+    assert!(!validator.is_valid(&bad));
+}
