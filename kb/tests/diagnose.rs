@@ -222,3 +222,48 @@ fn the_diagnosis_json_matches_its_schema() {
     bad["verdict"] = json!("maybe");
     assert!(!validator.is_valid(&bad));
 }
+
+#[test]
+fn a_problem_confined_to_an_env_the_user_does_not_run_is_a_warning_naming_it() {
+    let mut v = h200_json();
+    let t = &mut v["python"][0]["torch"];
+    t["version"] = json!("2.11.0+cpu");
+    t["cuda"] = Value::Null;
+    let env_path = v["python"][0]["site_packages"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Active env elsewhere: the CPU build there is a warning, not the verdict.
+    v["env"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "VIRTUAL_ENV", "value": "/home/u/other-venv"}));
+    let d = diagnose(&fp(&v), "test", None);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.check == "torch_cpu_only")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f
+        .affects
+        .iter()
+        .any(|a| a.kind == "python_env" && a.id == env_path));
+    assert_eq!(d.verdict, Verdict::Warning);
+    // The same env active: a failure.
+    let envs = v["env"].as_array_mut().unwrap();
+    envs.pop();
+    envs.push(json!({"name": "VIRTUAL_ENV", "value": "/opt/torch/.venv"}));
+    let d = diagnose(&fp(&v), "test", None);
+    assert_eq!(d.verdict, Verdict::Failure);
+}
+
+#[test]
+fn a_fault_on_one_gpu_of_several_names_that_gpu() {
+    let mut v = h200_json();
+    v["nvml"]["value"]["gpus"][1]["remapped_rows"]["failed"] = json!(true);
+    let d = diagnose(&fp(&v), "test", None);
+    let f = &d.findings[0];
+    assert_eq!(f.id, "gpu_memory_fault:gpu1");
+    assert!(f.affects[0].id.starts_with("1 (GPU-"), "{:?}", f.affects);
+}

@@ -773,6 +773,7 @@ fn secure_boot_enabled(v: &View) -> Outcome {
             vec![Evidence::new("UEFI SecureBoot variable is 1", source)],
         )),
         Observed::Found { .. } => Outcome::Clear("Secure Boot is disabled".into()),
+        Observed::Absent { .. } => Outcome::Clear("not booted with UEFI: no Secure Boot".into()),
         o => Outcome::Undecided(o.why_not().unwrap_or("").to_string()),
     }
 }
