@@ -15,6 +15,10 @@ pub struct CaptureArgs {
     /// Seconds a command such as nvidia-smi may run before it is reported as hung.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub timeout: f64,
+    /// Also run `gpukb probe --quick` and store its report as `DIR/probe.json`
+    /// (`gpukb doctor --replay DIR` judges it).
+    #[arg(long)]
+    pub probe: bool,
 }
 
 #[allow(clippy::disallowed_methods)] // writes the user's output directory, not machine state
@@ -40,6 +44,19 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         .with_context(|| format!("cannot write the capture to {}", dir.display()))?;
     let json = serde_json::to_string_pretty(&fp)?;
     std::fs::write(dir.join("fingerprint.json"), json + "\n")?;
+    if args.probe {
+        let opts = crate::probe::ProbeArgs {
+            quick: true,
+            ..Default::default()
+        };
+        match crate::probe::measure(&opts, Some(&fp)) {
+            Ok(r) => std::fs::write(dir.join("probe.json"), r.to_json() + "\n")?,
+            Err(e) => eprintln!(
+                "{} (the capture has no probe.json)",
+                crate::probe::error_line(&e)
+            ),
+        }
+    }
     writeln!(
         out,
         "Captured this machine into {} (replay it anywhere with `gpukb fingerprint --replay {}`).",

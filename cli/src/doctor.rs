@@ -30,6 +30,11 @@ pub struct DoctorArgs {
     /// Print the JSON schema of the diagnosis and exit.
     #[arg(long)]
     pub schema: bool,
+    /// Run `gpukb probe` on this machine's GPUs first (module loads, smoke
+    /// test, throughput) and judge what it measured too. With `--replay DIR`,
+    /// a `DIR/probe.json` written by `gpukb capture --probe` is read instead.
+    #[arg(long, conflicts_with_all = ["root", "fingerprint"])]
+    pub probe: bool,
 }
 
 pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -39,8 +44,14 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let fp = crate::machine::fingerprint(&args.machine)?;
+    let probe = probe_evidence(args, &fp)?;
     let kb = gpukb_kb::Kb::open()?;
-    let d = gpukb_kb::diagnose(&fp, &args.machine.describe(), Some(&kb));
+    let d = gpukb_kb::diagnose::diagnose_with_probe(
+        &fp,
+        probe.as_ref(),
+        &args.machine.describe(),
+        Some(&kb),
+    );
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &d)?;
         writeln!(out)?;
@@ -48,6 +59,45 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         render(&d, &Style::detect(), args.verbose, out)?;
     }
     Ok(ExitCode::from(d.exit_code(args.strict)))
+}
+
+/// What the probe measured: a capture's `probe.json` on replay, a live run
+/// with `--probe`, else nothing.
+fn probe_evidence(
+    args: &DoctorArgs,
+    fp: &gpukb_agent::Fingerprint,
+) -> anyhow::Result<Option<gpukb_facts::measured::ProbeEvidence>> {
+    use gpukb_agent::fingerprint::Source;
+    if let Some(dir) = &args.machine.replay {
+        let path = dir.join("probe.json");
+        return match crate::machine::read_user_file(&path, 64 << 20)? {
+            None => Ok(None),
+            Some(text) => {
+                let report = gpukb_agent::probe::ProbeReport::from_json(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                Ok(Some(report.evidence(Source::File {
+                    path: path.display().to_string(),
+                })))
+            }
+        };
+    }
+    if !args.probe {
+        return Ok(None);
+    }
+    let opts = crate::probe::ProbeArgs {
+        quick: true,
+        ..Default::default()
+    };
+    match crate::probe::measure(&opts, Some(fp)) {
+        Ok(r) => Ok(Some(r.evidence(Source::Command {
+            command: "gpukb probe --quick".into(),
+        }))),
+        // No GPU to probe: the diagnosis says why from the fingerprint.
+        Err(e) => {
+            eprintln!("{}", crate::probe::error_line(&e));
+            Ok(None)
+        }
+    }
 }
 
 /// The text report.

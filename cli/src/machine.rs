@@ -118,3 +118,28 @@ pub(crate) fn deadlines(args: &MachineArgs) -> gpukb_agent::Settings {
     d.files = d.files.max(t * 2);
     d
 }
+
+/// Reads a file the user named (or one inside a capture they named), at most
+/// `max` bytes; `None` when it does not exist.
+#[allow(clippy::disallowed_methods)] // a file the user named, not machine state
+pub fn read_user_file(path: &std::path::Path, max: u64) -> anyhow::Result<Option<String>> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    anyhow::ensure!(
+        file.metadata().map(|m| m.is_file()).unwrap_or(false),
+        "{} is not a regular file",
+        path.display()
+    );
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(bytes.len() as u64 <= max, "{} is too large", path.display());
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+}

@@ -33,8 +33,13 @@ pub struct ProbeArgs {
     pub no_throughput: bool,
 }
 
-/// Runs `gpukb probe`.
-pub fn run(args: &ProbeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+/// Runs the probe for these arguments. `fp`: a fingerprint of this machine
+/// already taken (its torch builds are judged on each GPU); without one the
+/// probe takes a quick one itself.
+pub fn measure(
+    args: &ProbeArgs,
+    fp: Option<&gpukb_agent::Fingerprint>,
+) -> Result<ProbeReport, ProbeError> {
     let mut frameworks = Vec::new();
     if !args.fatbin.is_empty() {
         let host = gpukb_agent::host::Host::live(Default::default());
@@ -54,7 +59,10 @@ pub fn run(args: &ProbeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     }
     if args.fatbin.is_empty() {
-        frameworks.extend(installed_frameworks());
+        frameworks.extend(match fp {
+            Some(fp) => frameworks_of(fp),
+            None => installed_frameworks(),
+        });
     }
     let opts = ProbeOptions {
         quick: args.quick,
@@ -80,6 +88,12 @@ pub fn run(args: &ProbeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if show {
         eprint!("\r\x1b[2K");
     }
+    result
+}
+
+/// Runs `gpukb probe`.
+pub fn run(args: &ProbeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let result = measure(args, None);
     let report = match result {
         Ok(r) => r,
         Err(e) => {
@@ -335,7 +349,11 @@ fn installed_frameworks() -> Vec<FrameworkInput> {
         cuda_init: false,
         ..Default::default()
     };
-    let fp = gpukb_agent::fingerprint(host, &settings);
+    frameworks_of(&gpukb_agent::fingerprint(host, &settings))
+}
+
+/// The torch builds of a fingerprint, with their GPU code.
+fn frameworks_of(fp: &gpukb_agent::Fingerprint) -> Vec<FrameworkInput> {
     fp.python
         .iter()
         .filter_map(|e| {

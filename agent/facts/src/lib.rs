@@ -9,6 +9,7 @@
 
 pub mod compat;
 pub mod fingerprint;
+pub mod measured;
 pub mod read;
 pub mod target;
 pub mod version;

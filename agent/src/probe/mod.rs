@@ -336,6 +336,68 @@ pub struct Timing {
 }
 
 impl ProbeReport {
+    /// The judged summary the diagnosis reads (`source`: where this report came from).
+    pub fn evidence(
+        &self,
+        source: crate::fingerprint::Source,
+    ) -> gpukb_facts::measured::ProbeEvidence {
+        use gpukb_facts::measured::{ProbeEvidence, ProbedFramework, ProbedGpu};
+        ProbeEvidence {
+            source,
+            gpus: self
+                .gpus
+                .iter()
+                .map(|g| ProbedGpu {
+                    ordinal: g.ordinal,
+                    name: g.name.clone(),
+                    cc: gpukb_facts::ComputeCapability::new(g.cc.0, g.cc.1),
+                    load_mismatches: g
+                        .module_loads
+                        .iter()
+                        .filter(|m| m.code != m.predicted)
+                        .map(|m| {
+                            format!(
+                                "{}: {} ({}), predicted {}",
+                                m.image, m.code, m.code_name, m.predicted
+                            )
+                        })
+                        .collect(),
+                    smoke_failures: g
+                        .smoke
+                        .iter()
+                        .filter(|s| !s.passed)
+                        .map(|s| format!("{}: {}", s.image, s.detail))
+                        .collect(),
+                    frameworks: g
+                        .frameworks
+                        .iter()
+                        .map(|f| ProbedFramework {
+                            name: f.name.clone(),
+                            path: f.path.clone(),
+                            expected_code: f.verdict.expected_code,
+                            reason: f.verdict.reason.clone(),
+                        })
+                        .collect(),
+                    slow: g
+                        .throughput
+                        .iter()
+                        .filter(|t| t.far_below)
+                        .map(|t| {
+                            format!(
+                                "{} {:.0} {} is {:.0} % of its reference",
+                                t.label,
+                                t.measured,
+                                t.unit,
+                                t.percent.unwrap_or(0.0)
+                            )
+                        })
+                        .collect(),
+                    errors: g.errors.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// Parses a `probe.json`, refusing a newer layout.
     pub fn from_json(text: &str) -> Result<ProbeReport, String> {
         let r: ProbeReport = serde_json::from_str(text).map_err(|e| e.to_string())?;

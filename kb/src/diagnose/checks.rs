@@ -86,6 +86,9 @@ pub const CHECKS: &[Check] = &[
     Check { name: "jetson_generic_aarch64_wheel", layer: Layer::Framework, category: "jetson_pip_wheel", explained_by: &[], meaning: "a generic PyPI aarch64 torch wheel on a Jetson", run: jetson_generic_aarch64_wheel },
     Check { name: "torch_pin_mismatch", layer: Layer::Framework, category: "cudnn_version_mismatch", explained_by: &["torch_library_missing", "library_shadowed_by_ld_library_path"], meaning: "installed nvidia-* wheels do not satisfy torch's pins", run: torch_pin_mismatch },
     Check { name: "torch_lacks_gpu_arch", layer: Layer::KernelImage, category: "arch_mismatch_wheel", explained_by: &["torch_cpu_only"], meaning: "a GPU can run neither the SASS nor the PTX of the installed torch", run: torch_lacks_gpu_arch },
+    Check { name: "probe_kernels_fail", layer: Layer::CudaDriver, category: "xid_hardware", explained_by: CUDA_CAUSES, meaning: "gpukb probe's kernels failed to run or computed wrong results on a GPU", run: probe_kernels_fail },
+    Check { name: "probe_loads_disagree", layer: Layer::KernelImage, category: "arch_mismatch_prebuilt", explained_by: &[], meaning: "the driver loaded probe images differently than the compatibility engine predicts", run: probe_loads_disagree },
+    Check { name: "probe_throughput_low", layer: Layer::Hardware, category: "thermal_power_throttling", explained_by: &["thermal_or_power_throttling", "pcie_link_degraded", "gpu_memory_fault"], meaning: "a measured copy/FLOP/PCIe rate is far below its reference", run: probe_throughput_low },
     Check { name: "on_jetson", layer: Layer::Jetson, category: "jetson_jetpack_mismatch", explained_by: &[], meaning: "this is a Jetson (context)", run: on_jetson },
     Check { name: "jetson_partial_upgrade", layer: Layer::Jetson, category: "jetson_jetpack_mismatch", explained_by: &[], meaning: "L4T/JetPack sources disagree: a partial upgrade", run: jetson_partial_upgrade },
 ];
@@ -1465,4 +1468,89 @@ fn jetson_partial_upgrade(v: &View) -> Outcome {
             "apt-cache policy nvidia-jetpack",
         ]),
     )
+}
+
+// ---- measured by gpukb probe ----
+
+fn probed<F>(v: &View, what: &str, headline: &str, f: F) -> Outcome
+where
+    F: Fn(&gpukb_facts::measured::ProbedGpu) -> Vec<String>,
+{
+    let Some(p) = v.probe else {
+        return Outcome::Undecided(format!(
+            "{what}: the probe did not run (gpukb doctor --probe)"
+        ));
+    };
+    let mut out = Vec::new();
+    for g in &p.gpus {
+        let items = f(g);
+        if !items.is_empty() {
+            out.push(
+                finding(
+                    Some(format!("gpu{}", g.ordinal)),
+                    format!("GPU {} ({}) {headline}", g.ordinal, g.name),
+                    Severity::Failure,
+                    items
+                        .iter()
+                        .map(|i| Evidence::new(i.clone(), &p.source))
+                        .collect(),
+                )
+                .affects(vec![Affects::gpu(g.ordinal as u32, "")]),
+            );
+        }
+    }
+    if out.is_empty() {
+        Outcome::Clear(format!("{what}: nothing on {} probed GPU(s)", p.gpus.len()))
+    } else {
+        Outcome::Found(out)
+    }
+}
+
+fn probe_kernels_fail(v: &View) -> Outcome {
+    probed(
+        v,
+        "probe kernels",
+        "fails gpukb's probe kernels: they did not run or computed wrong results",
+        |g| g.smoke_failures.iter().chain(&g.errors).cloned().collect(),
+    )
+    .with_confirm(&["gpukb probe --no-throughput", "sudo dmesg | grep -i xid"])
+}
+
+fn probe_loads_disagree(v: &View) -> Outcome {
+    match probed(
+        v,
+        "module loads",
+        "loads code images differently than the CUDA compatibility rules predict",
+        |g| g.load_mismatches.clone(),
+    ) {
+        Outcome::Found(fs) => Outcome::Found(
+            fs.into_iter()
+                .map(|mut f| {
+                    f.severity = Severity::Warning;
+                    f
+                })
+                .collect(),
+        ),
+        o => o,
+    }
+}
+
+fn probe_throughput_low(v: &View) -> Outcome {
+    match probed(v, "throughput", "measures far below its reference", |g| {
+        g.slow.clone()
+    }) {
+        Outcome::Found(fs) => Outcome::Found(
+            fs.into_iter()
+                .map(|mut f| {
+                    f.severity = Severity::Warning;
+                    f.confirm = vec![
+                        "gpukb probe".into(),
+                        "nvidia-smi -q -d PERFORMANCE,CLOCK".into(),
+                    ];
+                    f
+                })
+                .collect(),
+        ),
+        o => o,
+    }
 }

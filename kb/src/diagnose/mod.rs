@@ -11,6 +11,7 @@ pub mod fixes;
 mod view;
 
 use crate::Kb;
+use gpukb_facts::measured::ProbeEvidence;
 use gpukb_facts::{Fingerprint, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -287,7 +288,17 @@ pub fn schema() -> serde_json::Value {
 /// Judges `fp`. `input` names the machine input for the output. `kb` links
 /// findings to entries (by the entries' `[[conditions]] when = "<check>"`).
 pub fn diagnose(fp: &Fingerprint, input: &str, kb: Option<&Kb>) -> Diagnosis {
-    let view = View::new(fp);
+    diagnose_with_probe(fp, None, input, kb)
+}
+
+/// Like [`diagnose`], with what `gpukb probe` measured on the GPUs.
+pub fn diagnose_with_probe(
+    fp: &Fingerprint,
+    probe: Option<&ProbeEvidence>,
+    input: &str,
+    kb: Option<&Kb>,
+) -> Diagnosis {
+    let view = View::with_probe(fp, probe);
     let mut findings = Vec::new();
     let mut checks = BTreeMap::new();
     let mut undecided = Vec::new();

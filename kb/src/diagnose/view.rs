@@ -21,11 +21,19 @@ pub struct Gpu {
 /// The fingerprint, with answers to the checks' questions.
 pub struct View<'a> {
     pub fp: &'a Fingerprint,
+    /// What `gpukb probe` measured, when it ran.
+    pub probe: Option<&'a gpukb_facts::measured::ProbeEvidence>,
 }
 
 impl<'a> View<'a> {
     pub fn new(fp: &'a Fingerprint) -> Self {
-        View { fp }
+        View { fp, probe: None }
+    }
+    pub fn with_probe(
+        fp: &'a Fingerprint,
+        probe: Option<&'a gpukb_facts::measured::ProbeEvidence>,
+    ) -> Self {
+        View { fp, probe }
     }
 
     /// GPUs: NVML's list, else the CUDA driver's devices, else a Jetson's iGPU.
