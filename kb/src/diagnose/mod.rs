@@ -397,9 +397,17 @@ fn link_entries(kb: &Kb, findings: &mut [Finding]) {
         return;
     };
     for f in findings.iter_mut() {
-        if let Some(ids) = index.get(&f.check) {
-            f.kb_entries = ids.clone();
+        // Entries whose conditions name this check, then those of its category.
+        let mut ids = index.get(&f.check).cloned().unwrap_or_default();
+        if let Ok(same) = kb.list(Some(&f.category)) {
+            for e in same {
+                if !ids.contains(&e.id) {
+                    ids.push(e.id);
+                }
+            }
         }
+        ids.truncate(6);
+        f.kb_entries = ids;
     }
 }
 

@@ -251,9 +251,15 @@ pub fn layers(
                 Some(Severity::Warning) => (Status::Warning, Vec::new()),
                 _ => healthy_status(v, layer, checks),
             };
+            // Root causes first, then what they explain (said so).
+            let mut on = on;
+            on.sort_by_key(|f| !f.root_cause);
             for f in &on {
                 evidence.push(Evidence {
-                    fact: f.title.clone(),
+                    fact: match &f.explained_by {
+                        Some(cause) => format!("{} (a consequence of {cause})", f.title),
+                        None => f.title.clone(),
+                    },
                     source: f.evidence.first().map(|e| e.source.clone()).unwrap_or(
                         Source::Derived {
                             from: f.check.clone(),
