@@ -21,3 +21,7 @@ for i in 1 2 3 4 5; do /usr/bin/time -f "doctor %e s %M KB" $G doctor >/dev/null
 for i in 1 2 3; do /usr/bin/time -f "doctor --quick-fingerprint %e s %M KB" $G doctor --fingerprint $OUT/quick.json >/dev/null; done 2>&1 | tail -3
 for i in 1 2 3; do /usr/bin/time -f "nvidia-smi -q %e s %M KB" nvidia-smi -q >/dev/null; done 2>&1 | tail -3
 ls /sys/bus/pci/devices | head; ls /lib/modules 2>&1 | head
+# doctor --probe and capture --probe
+/usr/bin/time -f "doctor --probe %e s %M KB" $G doctor --probe | tail -4; echo "rc=$?"
+$G capture --probe -o /tmp/capp && ls /tmp/capp && $G doctor --replay /tmp/capp --json > $OUT/doctor-replay-probe.json; echo "rc=$?"
+python3 -c "import json; d=json.load(open('$OUT/doctor-replay-probe.json')); print(d['verdict'], {k: v for k, v in d['checks'].items() if k.startswith('probe')})"
