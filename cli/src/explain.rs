@@ -42,6 +42,15 @@ fn codes(args: &[String]) -> Vec<String> {
 
 /// Runs `gpukb explain`: exit 0 when every code was found, 1 otherwise.
 pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let words: usize = args.code.iter().map(|a| a.split_whitespace().count()).sum();
+    let joined = args.code.join(" ");
+    if words > 3 || joined.contains(": ") {
+        anyhow::bail!(
+            "{:?} looks like an error message, not a code: try `gpukb search {:?}`",
+            joined.chars().take(60).collect::<String>(),
+            joined.chars().take(200).collect::<String>()
+        );
+    }
     let kb = Kb::open()?;
     let mut all_found = true;
     let mut json = Vec::new();

@@ -23,6 +23,9 @@ use std::process::ExitCode;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the output: auto (a terminal, NO_COLOR unset, TERM not dumb), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = style::ColorChoice::Auto)]
+    pub color: style::ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]

@@ -36,6 +36,7 @@ impl MachineArgs {
     }
 
     /// Opens the host seam for these arguments.
+    #[allow(clippy::disallowed_methods)] // stats the directory the user named
     pub fn host(&self, recording: bool) -> anyhow::Result<Host> {
         if let Some(dir) = &self.replay {
             return Host::replay(dir).with_context(|| format!("cannot replay {}", dir.display()));
@@ -45,7 +46,11 @@ impl MachineArgs {
             "--fingerprint gives facts, not a machine to observe"
         );
         if let Some(dir) = &self.root {
-            anyhow::ensure!(dir.is_dir(), "--root {}: not a directory", dir.display());
+            match std::fs::metadata(dir) {
+                Err(_) => anyhow::bail!("--root {}: no such directory", dir.display()),
+                Ok(m) if !m.is_dir() => anyhow::bail!("--root {}: not a directory", dir.display()),
+                Ok(_) => {}
+            }
             anyhow::ensure!(
                 !dir.join("capture.json").is_file(),
                 "--root {}: this is a capture written by `gpukb capture`: use --replay {0}",
@@ -61,8 +66,9 @@ impl MachineArgs {
             return Ok(Host::root_dir(dir));
         }
         anyhow::ensure!(
-            self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 600.0,
-            "--timeout must be between 0 and 600 seconds"
+            self.timeout.is_finite() && (0.1..=600.0).contains(&self.timeout),
+            "--timeout {}: must be at least 0.1 s and at most 600 s",
+            self.timeout
         );
         let host = Host::live(LiveOptions {
             command_timeout: Duration::from_secs_f64(self.timeout),

@@ -5,10 +5,49 @@ use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Stdout that stops writing, silently, once the reader went away (EPIPE):
+/// `gpukb kb list --json | head -1` then exits with the status the command
+/// itself returns. Every other write error (EBADF, ENOSPC) is still an error.
+struct StopOnBrokenPipe<W: Write> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> Write for StopOnBrokenPipe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = gpukb_cli::Cli::parse();
+    gpukb_cli::style::set_choice(cli.color);
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(StopOnBrokenPipe {
+        inner: stdout.lock(),
+        closed: false,
+    });
     let code = match gpukb_cli::run(&cli, &mut out) {
         Ok(code) => code,
         Err(e) => {

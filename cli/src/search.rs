@@ -2,7 +2,7 @@
 //! matched, how to confirm them, and the fixes. Machine facts (detected, a fingerprint file
 //! or a replayed capture) confirm or rule out candidates.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,13 +48,7 @@ impl SearchArgs {
 
 /// Runs `gpukb search`: exit 0 when something matched, 1 when nothing did.
 pub fn run(args: &SearchArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let color = std::io::stdout().is_terminal() && !no_color();
-    run_with(args, out, color)
-}
-
-#[allow(clippy::disallowed_methods)] // NO_COLOR is gpukb's own output setting, not machine state
-fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+    run_with(args, out, crate::style::Style::detect().color)
 }
 
 /// Runs `gpukb search` with colour decided by the caller.

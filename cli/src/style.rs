@@ -1,7 +1,25 @@
-//! Terminal styling: colour only when stdout is a terminal and `NO_COLOR` is
-//! not set.
+//! Terminal styling: `--color auto|always|never`; with `auto` (the default)
+//! colour only when stdout is a terminal, `NO_COLOR` is unset or empty and
+//! `TERM` is not `dumb`.
 
 use std::io::IsTerminal;
+use std::sync::OnceLock;
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+static CHOICE: OnceLock<ColorChoice> = OnceLock::new();
+
+/// Sets the `--color` choice for this process (the first call wins).
+pub fn set_choice(c: ColorChoice) {
+    let _ = CHOICE.set(c);
+}
 
 /// ANSI styles, or nothing.
 #[derive(Debug, Clone, Copy)]
@@ -10,13 +28,20 @@ pub struct Style {
 }
 
 impl Style {
-    /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
-    #[allow(clippy::disallowed_methods)] // NO_COLOR is gpukb's own setting, not machine state
+    /// Colour as `--color` says; `auto`: a terminal, `NO_COLOR` unset or
+    /// empty, `TERM` not `dumb`.
+    #[allow(clippy::disallowed_methods)] // NO_COLOR and TERM are output settings, not machine state
     pub fn detect() -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style {
-            color: !no_color && std::io::stdout().is_terminal(),
-        }
+        let color = match CHOICE.get().copied().unwrap_or_default() {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+                let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+                !no_color && !dumb && std::io::stdout().is_terminal()
+            }
+        };
+        Style { color }
     }
     pub fn plain() -> Style {
         Style { color: false }

@@ -120,3 +120,108 @@ fn doctor_names_the_broken_link() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("NVIDIA Jetson"), "{text}");
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_the_commands_own_status() {
+    use std::process::Stdio;
+    // `gpukb kb list --json | head -c 1`.
+    for _ in 0..5 {
+        let mut child = gpukb()
+            .args(["kb", "list", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `head -c 1` that already left: the read end is closed before gpukb writes.
+        drop(child.stdout.take().unwrap());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn errors_say_what_is_wrong_with_which_value() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["fingerprint", "--root", "/nonexistent/gpukb-root"],
+            "no such directory",
+        ),
+        (
+            &["fingerprint", "--timeout", "0"],
+            "--timeout 0: must be at least 0.1 s",
+        ),
+        (
+            &["explain", "CUDA error: out of memory"],
+            "try `gpukb search",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = gpukb().args(*args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("afile");
+    std::fs::write(&file, b"x").unwrap();
+    let out = gpukb().args(["capture", "-o"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists and is not a directory"));
+}
+
+#[test]
+fn a_failed_capture_leaves_nothing_behind() {
+    // /proc is read-only: the capture cannot be written, and no partial directory stays.
+    let out = gpukb()
+        .args(["capture", "-o", "/proc/gpukb-capture-test"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!std::path::Path::new("/proc/gpukb-capture-test").exists());
+    let t = tempfile::tempdir().unwrap();
+    let ro = t.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let target = ro.join("cap");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = gpukb()
+        .args(["capture", "-o"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // As root the directory is writable anyway; then the capture must be complete.
+    if out.status.code() == Some(0) {
+        assert!(target.join("capture.json").is_file());
+    } else {
+        assert_eq!(
+            std::fs::read_dir(&ro).unwrap().count(),
+            0,
+            "a partial capture was left"
+        );
+    }
+}
+
+#[test]
+fn colour_follows_color_no_color_and_term_dumb() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = gpukb();
+        c.args(["search", "--no-detect"])
+            .args(args)
+            .arg("CUDA error: out of memory");
+        c.env_remove("NO_COLOR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        String::from_utf8_lossy(&c.output().unwrap().stdout).contains('\x1b')
+    };
+    assert!(run(&["--color", "always"], &[]));
+    assert!(!run(&["--color", "never"], &[]));
+    assert!(!run(&[], &[("TERM", "dumb")]), "not a terminal, and dumb");
+}

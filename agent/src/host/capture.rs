@@ -60,27 +60,60 @@ pub struct Journal {
 
 impl Journal {
     pub(super) fn load(dir: &Path) -> Result<Journal, HostError> {
+        use std::io::Read;
         let p = dir.join("capture.json");
-        let text = std::fs::read_to_string(&p).map_err(|e| HostError::Io {
-            path: p.display().to_string(),
-            message: format!("{e} (is this a directory written by `gpukb capture`?)"),
+        let where_ = p.display().to_string();
+        let io = |message: String| HostError::Io {
+            path: where_.clone(),
+            message,
+        };
+        let meta = std::fs::metadata(&p).map_err(|e| {
+            io(format!(
+                "{e} (is this a directory written by `gpukb capture`?)"
+            ))
         })?;
-        let j: Journal = serde_json::from_str(&text).map_err(|e| HostError::Parse {
-            path: p.display().to_string(),
-            message: e.to_string(),
-        })?;
-        if j.format != CAPTURE_FORMAT {
-            return Err(HostError::Parse {
-                path: p.display().to_string(),
-                message: format!(
-                    "capture format {} is not supported (this gpukb reads format {CAPTURE_FORMAT})",
-                    j.format
-                ),
+        if !meta.is_file() {
+            return Err(io(
+                "is not a regular file (is this a directory written by `gpukb capture`?)".into(),
+            ));
+        }
+        let mut text = String::new();
+        std::fs::File::open(&p)
+            .and_then(|f| f.take(MAX_JOURNAL_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| io(e.to_string()))?;
+        if text.len() as u64 > MAX_JOURNAL_BYTES {
+            return Err(HostError::TooLarge {
+                path: where_,
+                size: text.len() as u64,
             });
         }
-        Ok(j)
+        let parse = |message: String| HostError::Parse {
+            path: where_.clone(),
+            message,
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| parse(format!("not JSON: {e}")))?;
+        // The format first, so a newer capture says so rather than "missing field".
+        match v.get("format").and_then(serde_json::Value::as_u64) {
+            Some(f) if f == u64::from(CAPTURE_FORMAT) => {}
+            Some(f) if f > u64::from(CAPTURE_FORMAT) => {
+                return Err(parse(format!(
+                    "capture format {f} is newer than this gpukb (reads format {CAPTURE_FORMAT}): upgrade gpukb"
+                )))
+            }
+            Some(f) => {
+                return Err(parse(format!(
+                    "capture format {f} is not supported (this gpukb reads format {CAPTURE_FORMAT})"
+                )))
+            }
+            None => return Err(parse("no \"format\" number: not a capture written by `gpukb capture`".into())),
+        }
+        serde_json::from_value(v).map_err(|e| parse(e.to_string()))
     }
 }
+
+/// The largest `capture.json` read.
+pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, Default)]
 pub(super) struct Recorder {

@@ -463,18 +463,60 @@ fn io_err(path: &str, e: &std::io::Error) -> HostError {
     }
 }
 
+/// `O_NONBLOCK` (the same value on x86-64 and aarch64 Linux): opening a FIFO
+/// that appeared between the type check and the open must not block.
+const O_NONBLOCK: i32 = 0o4000;
+
 fn read_real(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HostError> {
-    let full = paths::under_root(root, path);
-    let f = match std::fs::File::open(&full) {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // Resolve symlinks as the machine would (an absolute target inside a
+    // copied root stays inside it), then open only a regular file: a FIFO,
+    // socket or device node inside a root or capture would block or never end.
+    let full = if root == Path::new("/") {
+        paths::under_root(root, path)
+    } else {
+        match paths::resolve(root, path)? {
+            Some(real) => paths::under_root(root, &real),
+            None => return Ok(None),
+        }
+    };
+    let meta = match std::fs::metadata(&full) {
+        Ok(m) => m,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(io_err(path, &e)),
+    };
+    let ft = meta.file_type();
+    if !ft.is_file() {
+        let what = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_fifo() {
+            "a named pipe (FIFO)"
+        } else if ft.is_socket() {
+            "a socket"
+        } else if ft.is_block_device() || ft.is_char_device() {
+            "a device node"
+        } else {
+            "not a regular file"
+        };
+        return Err(HostError::Io {
+            path: path.into(),
+            message: format!("is {what}, not a regular file: not read"),
+        });
+    }
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(&full)
+    {
         Ok(f) => f,
         Err(e) if is_absent(&e) => return Ok(None),
         Err(e) => return Err(io_err(path, &e)),
     };
     let meta = f.metadata().map_err(|e| io_err(path, &e))?;
-    if meta.is_dir() {
+    if !meta.is_file() {
         return Err(HostError::Io {
             path: path.into(),
-            message: "is a directory".into(),
+            message: "changed into a non-regular file while being opened: not read".into(),
         });
     }
     if meta.len() > MAX_READ_BYTES {
