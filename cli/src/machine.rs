@@ -94,9 +94,10 @@ pub fn read_fingerprint(path: &std::path::Path) -> anyhow::Result<gpukb_agent::F
     const MAX: u64 = 64 << 20;
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // A pipe is fine (`--fingerprint <(ssh host gpukb fingerprint --json)`): the read is capped.
     anyhow::ensure!(
-        file.metadata().map(|m| m.is_file()).unwrap_or(false),
-        "{} is not a regular file",
+        !file.metadata().map(|m| m.is_dir()).unwrap_or(false),
+        "{} is a directory, not a fingerprint file",
         path.display()
     );
     let mut bytes = Vec::new();
@@ -136,8 +137,8 @@ pub fn read_user_file(path: &std::path::Path, max: u64) -> anyhow::Result<Option
         Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
     };
     anyhow::ensure!(
-        file.metadata().map(|m| m.is_file()).unwrap_or(false),
-        "{} is not a regular file",
+        !file.metadata().map(|m| m.is_dir()).unwrap_or(false),
+        "{} is a directory",
         path.display()
     );
     let mut bytes = Vec::new();

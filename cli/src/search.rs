@@ -54,14 +54,11 @@ pub fn run(args: &SearchArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 /// Runs `gpukb search` with colour decided by the caller.
 pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
     let input: Vec<u8> = if args.text.is_empty() {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut buf)
-            .context("reading the error text from stdin")?;
-        buf
+        read_window(&mut std::io::stdin().lock()).context("reading the error text from stdin")?
     } else {
-        args.text.join(" ").into_bytes()
+        let mut w = gpukb_kb::window::PasteWindow::new();
+        w.push(args.text.join(" ").as_bytes());
+        w.finish()
     };
     let kb = Kb::open().context("opening the embedded knowledge base")?;
     let q = kb.analyze(&input);
@@ -91,6 +88,31 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reads a paste through the bounded window: head, tail and the error lines
+/// of the middle, up to `READ_LIMIT` bytes (then it stops and says so).
+pub fn read_window(r: &mut dyn Read) -> std::io::Result<Vec<u8>> {
+    use gpukb_kb::window::{PasteWindow, READ_LIMIT};
+    let mut w = PasteWindow::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        w.push(&buf[..n]);
+        if w.full() {
+            eprintln!(
+                "gpukb: read the first {} GiB of the input and stopped; answering from what was kept",
+                READ_LIMIT >> 30
+            );
+            break;
+        }
+    }
+    Ok(w.finish())
 }
 
 fn write_json(out: &mut dyn Write, q: &Query, hits: &[Hit]) -> anyhow::Result<()> {

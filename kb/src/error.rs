@@ -12,6 +12,9 @@ pub enum KbError {
     /// Stored JSON did not parse (a build bug).
     #[error("knowledge-base record: {0}")]
     Json(#[from] serde_json::Error),
+    /// A labelled eval file has a bad line.
+    #[error("line {line}: {message}")]
+    EvalLine { line: usize, message: String },
     /// A code argument that could not be understood.
     #[error("cannot read \"{0}\" as an error code (try 209, CUDA_ERROR_NO_BINARY_FOR_GPU, cudaErrorNoKernelImageForDevice, \"xid 79\", \"nccl 2\")")]
     BadCode(String),

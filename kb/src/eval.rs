@@ -54,6 +54,9 @@ pub struct EvalReport {
     pub misses: Vec<Miss>,
 }
 
+/// The longest line of a labelled JSONL file.
+pub const MAX_EVAL_LINE: usize = 1 << 20;
+
 /// Parses JSONL text into cases; the error names the bad line.
 pub fn parse_jsonl(text: &str) -> Result<Vec<EvalCase>, KbError> {
     let mut out = Vec::new();
@@ -61,7 +64,19 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<EvalCase>, KbError> {
         if line.trim().is_empty() {
             continue;
         }
-        let mut c: EvalCase = serde_json::from_str(line)?;
+        if line.len() > MAX_EVAL_LINE {
+            return Err(KbError::EvalLine {
+                line: i + 1,
+                message: format!(
+                    "{} bytes is longer than the {MAX_EVAL_LINE} bytes a case may have",
+                    line.len()
+                ),
+            });
+        }
+        let mut c: EvalCase = serde_json::from_str(line).map_err(|e| KbError::EvalLine {
+            line: i + 1,
+            message: e.to_string(),
+        })?;
         if c.id.is_none() {
             c.id = Some(format!("line {}", i + 1));
         }

@@ -15,6 +15,7 @@ pub mod normalize;
 pub mod search;
 pub mod signals;
 pub mod tokenize;
+pub mod window;
 
 use std::cell::OnceCell;
 
