@@ -5,6 +5,27 @@ use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Whether fd 1 was closed when the process started (`gpukb ... >&-`). Rust's
+/// runtime reopens a closed stdout on /dev/null before `main`, so this is
+/// checked earlier, from `.init_array`, where the dynamic loader runs it.
+static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+extern "C" {
+    fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+}
+
+extern "C" fn check_stdout_open() {
+    const F_GETFD: i32 = 1;
+    // SAFETY: F_GETFD only queries the descriptor's flags; -1 means it is not open.
+    let r = unsafe { fcntl(1, F_GETFD) };
+    STDOUT_CLOSED_AT_START.store(r == -1, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[used]
+#[link_section = ".init_array"]
+static CHECK_STDOUT: extern "C" fn() = check_stdout_open;
+
 /// Stdout that stops writing, silently, once the reader went away (EPIPE):
 /// `gpukb kb list --json | head -1` then exits with the status the command
 /// itself returns. Every other write error (EBADF, ENOSPC) is still an error.
@@ -23,6 +44,10 @@ impl<W: Write> Write for StopOnBrokenPipe<W> {
                 self.closed = true;
                 Ok(buf.len())
             }
+            Err(e) => Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot write output: {e}"),
+            )),
             r => r,
         }
     }
@@ -41,6 +66,10 @@ impl<W: Write> Write for StopOnBrokenPipe<W> {
 }
 
 fn main() -> ExitCode {
+    if STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("gpukb: error: standard output is closed (nothing could be written)");
+        return ExitCode::from(2);
+    }
     let cli = gpukb_cli::Cli::parse();
     gpukb_cli::style::set_choice(cli.color);
     let stdout = std::io::stdout();

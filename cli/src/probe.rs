@@ -94,20 +94,7 @@ pub fn measure(
 /// Runs `gpukb probe`.
 pub fn run(args: &ProbeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let result = measure(args, None);
-    let report = match result {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("gpukb probe: {e}");
-            if args.json {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({ "version": probe::PROBE_REPORT_VERSION, "error": e })
-                )?;
-            }
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let report = result.map_err(|e| anyhow::anyhow!("probe: {e}"))?;
     if let Some(path) = &args.save {
         std::fs::write(path, report.to_json() + "\n")
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;

@@ -265,3 +265,23 @@ fn endless_and_special_inputs_are_bounded_with_one_line_errors() {
         assert!(err.contains("too large"), "{err}");
     }
 }
+
+#[test]
+fn a_closed_stdout_is_an_error_and_probe_errors_are_one_line() {
+    let bin = env!("CARGO_BIN_EXE_gpukb");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec '{bin}' explain 209 >&-"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("standard output is closed"));
+    // No GPU here (CI): the probe says why in one line on stderr, nothing on stdout.
+    let out = gpukb().args(["probe", "--json"]).output().unwrap();
+    if out.status.code() == Some(2) {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("gpukb: error: probe:"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
