@@ -398,6 +398,22 @@ pub struct PythonEnv {
     pub nvidia_wheels: Vec<Package>,
     /// Other CUDA-carrying packages: vllm, xformers, flash_attn, triton…
     pub cuda_packages: Vec<Package>,
+    /// The CUDA extension libraries of those packages, with their GPU code.
+    #[serde(default)]
+    pub extensions: Vec<CudaExtension>,
+}
+
+/// A CUDA extension library of a Python package (flash-attn's
+/// `flash_attn_2_cuda*.so`, `xformers/_C.so`, `vllm/_C.abi3.so`…).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CudaExtension {
+    /// The distribution (`flash-attn`).
+    pub package: String,
+    pub version: String,
+    /// The library's path.
+    pub path: String,
+    /// The GPU code compiled into it.
+    pub kernels: Observed<FatbinSummary>,
 }
 
 /// An installed Python distribution.

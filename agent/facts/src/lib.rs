@@ -11,6 +11,7 @@ pub mod compat;
 pub mod fingerprint;
 pub mod measured;
 pub mod read;
+pub mod select;
 pub mod target;
 pub mod version;
 

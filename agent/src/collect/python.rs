@@ -7,7 +7,7 @@
 use super::libraries::{family_of, scan_dir};
 use super::Context;
 use crate::fingerprint::{
-    LibraryFile, Observed, Package, PythonEnv, ResolvedLibrary, Source, TorchInstall,
+    CudaExtension, LibraryFile, Observed, Package, PythonEnv, ResolvedLibrary, Source, TorchInstall,
 };
 use crate::host::{EntryKind, Host};
 use crate::parse::python as p;
@@ -281,6 +281,7 @@ fn scan_site(
     let torch = has_torch
         .then(|| torch(ctx, site, &dists, &wheel_libs))
         .flatten();
+    let extensions = extensions(host, site, &entries, &cuda_packages);
     libs.extend(wheel_libs);
     Some(PythonEnv {
         site_packages: site.to_string(),
@@ -289,7 +290,74 @@ fn scan_site(
         torch,
         nvidia_wheels,
         cuda_packages,
+        extensions,
     })
+}
+
+/// Where each package keeps its CUDA extension libraries: (distribution,
+/// directory under site-packages or "" for site-packages itself, file-name prefix).
+const EXTENSION_PLACES: &[(&str, &str, &str)] = &[
+    ("flash-attn", "", "flash_attn_2_cuda"),
+    ("flash-attn", "", "flash_attn_3"),
+    ("xformers", "xformers", "_C"),
+    ("vllm", "vllm", "_C"),
+    ("vllm", "vllm", "_moe_C"),
+    ("bitsandbytes", "bitsandbytes", "libbitsandbytes_cuda"),
+    ("torchvision", "torchvision", "_C"),
+    ("mmcv", "mmcv", "_ext"),
+    ("deepspeed", "deepspeed/ops", ""),
+];
+
+/// The CUDA extension libraries of the env's CUDA packages, each with the
+/// GPU code its `.nv_fatbin` holds (libraries without GPU code are left out).
+fn extensions(
+    host: &Host,
+    site: &str,
+    site_entries: &[crate::host::DirEntry],
+    packages: &[Package],
+) -> Vec<CudaExtension> {
+    let mut out = Vec::new();
+    for pkg in packages {
+        for (_, sub, prefix) in EXTENSION_PLACES.iter().filter(|(n, _, _)| *n == pkg.name) {
+            let (dir, names): (String, Vec<String>) = if sub.is_empty() {
+                (
+                    site.to_string(),
+                    site_entries
+                        .iter()
+                        .filter(|e| e.kind == EntryKind::File)
+                        .map(|e| e.name.clone())
+                        .collect(),
+                )
+            } else {
+                let d = format!("{site}/{sub}");
+                let n = list_names(host, &d, EntryKind::File);
+                (d, n)
+            };
+            for name in names
+                .iter()
+                .filter(|n| n.starts_with(prefix) && (n.ends_with(".so") || n.contains(".so.")))
+                .take(16)
+            {
+                let path = format!("{dir}/{name}");
+                let source = Source::Elf { path: path.clone() };
+                let kernels = match host.elf(&path) {
+                    Ok(Some(info)) => match info.fatbin {
+                        Some(f) => Observed::found(f, source),
+                        None => continue,
+                    },
+                    Ok(None) => continue,
+                    Err(e) => super::observed_error(source, e),
+                };
+                out.push(CudaExtension {
+                    package: pkg.name.clone(),
+                    version: pkg.version.clone(),
+                    path,
+                    kernels,
+                });
+            }
+        }
+    }
+    out
 }
 
 fn torch(

@@ -86,6 +86,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "jetson_generic_aarch64_wheel", layer: Layer::Framework, category: "jetson_pip_wheel", explained_by: &[], meaning: "a generic PyPI aarch64 torch wheel on a Jetson", run: jetson_generic_aarch64_wheel },
     Check { name: "torch_pin_mismatch", layer: Layer::Framework, category: "cudnn_version_mismatch", explained_by: &["torch_library_missing", "library_shadowed_by_ld_library_path"], meaning: "installed nvidia-* wheels do not satisfy torch's pins", run: torch_pin_mismatch },
     Check { name: "torch_lacks_gpu_arch", layer: Layer::KernelImage, category: "arch_mismatch_wheel", explained_by: &["torch_cpu_only"], meaning: "a GPU can run neither the SASS nor the PTX of the installed torch", run: torch_lacks_gpu_arch },
+    Check { name: "extension_lacks_gpu_arch", layer: Layer::KernelImage, category: "arch_mismatch_prebuilt", explained_by: &["torch_cpu_only", "torch_lacks_gpu_arch"], meaning: "a CUDA extension (flash-attn, xformers, vLLM, bitsandbytes…) has no kernel image a GPU runs", run: extension_lacks_gpu_arch },
     Check { name: "probe_kernels_fail", layer: Layer::CudaDriver, category: "xid_hardware", explained_by: CUDA_CAUSES, meaning: "gpukb probe's kernels failed to run or computed wrong results on a GPU", run: probe_kernels_fail },
     Check { name: "probe_loads_disagree", layer: Layer::KernelImage, category: "arch_mismatch_prebuilt", explained_by: &[], meaning: "the driver loaded probe images differently than the compatibility engine predicts", run: probe_loads_disagree },
     Check { name: "probe_throughput_low", layer: Layer::Hardware, category: "thermal_power_throttling", explained_by: &["thermal_or_power_throttling", "pcie_link_degraded", "gpu_memory_fault"], meaning: "a measured copy/FLOP/PCIe rate is far below its reference", run: probe_throughput_low },
@@ -1411,6 +1412,77 @@ fn torch_lacks_gpu_arch(v: &View) -> Outcome {
         Outcome::Clear("no CUDA torch installed".into())
     } else {
         Outcome::Undecided(why_undecided)
+    }
+}
+
+fn extension_lacks_gpu_arch(v: &View) -> Outcome {
+    let gpus = v.gpus();
+    let exts: Vec<_> =
+        v.fp.python
+            .iter()
+            .flat_map(|e| e.extensions.iter().map(move |x| (e, x)))
+            .collect();
+    if exts.is_empty() {
+        return Outcome::Clear("no CUDA extension libraries found".into());
+    }
+    if gpus.is_empty() {
+        return Outcome::Undecided("no GPU compute capability observed".into());
+    }
+    let driver_cuda = v.driver_cuda().map(|(c, _)| c.api()).unwrap_or(13000);
+    let mut out = Vec::new();
+    let mut judged = 0;
+    for (e, x) in exts {
+        let Observed::Found { value, source } = &x.kernels else {
+            continue;
+        };
+        judged += 1;
+        let images: Vec<_> = value.targets.iter().map(|t| t.image).collect();
+        for g in &gpus {
+            let Some(cc) = g.cc else { continue };
+            let d = compat::decide(cc.pair(), driver_cuda, &images);
+            if matches!(d.outcome, ImageOutcome::NoImage | ImageOutcome::PtxTooNew) {
+                let file = x.path.rsplit('/').next().unwrap_or(&x.path);
+                out.push(
+                    finding(
+                        Some(format!("{}:gpu{}", x.package, g.index)),
+                        format!(
+                            "{} {} ({file}) has no kernel image for {} (sm_{})",
+                            x.package,
+                            x.version,
+                            g.name,
+                            cc.sm()
+                        ),
+                        if v.is_active(e) {
+                            Severity::Failure
+                        } else {
+                            Severity::Warning
+                        },
+                        vec![
+                            Evidence::new(d.reason.clone(), source),
+                            Evidence::new(format!("{} is CC {cc}", g.name), &g.source),
+                        ],
+                    )
+                    .affects(vec![
+                        Affects::gpu(g.index, &g.uuid),
+                        Affects::library(&x.path),
+                        Affects::env(&e.site_packages),
+                    ])
+                    .confirm(&[&format!(
+                        "cuobjdump --list-elf {} | cut -d. -f3 | sort | uniq -c",
+                        x.path
+                    )]),
+                );
+            }
+        }
+    }
+    if !out.is_empty() {
+        Outcome::Found(out)
+    } else if judged > 0 {
+        Outcome::Clear(format!(
+            "{judged} CUDA extension(s) carry code every GPU runs"
+        ))
+    } else {
+        Outcome::Undecided("the extensions' GPU code was not observed".into())
     }
 }
 

@@ -1,112 +1,20 @@
 //! Fixes computed from the machine: the driver branch this GPU and this
 //! torch need, the torch build (release × CUDA variant) whose kernels cover
-//! every GPU here and whose CUDA this driver runs, the exact `CUDA_VISIBLE_DEVICES`
-//! for the GPUs present. Destructive steps carry a warning and a safer way.
-//! The wheel table is sourced and dated ([`TORCH_BUILDS_AS_OF`]).
+//! every GPU here and whose CUDA this driver runs (both chosen by
+//! `gpukb_facts::select`, the policy the planner shares), the exact
+//! `CUDA_VISIBLE_DEVICES` for the GPUs present. Destructive steps carry a
+//! warning and a safer way.
 
 use super::view::View;
 use super::{Finding, FixStep};
-use gpukb_facts::compat::{self, DriverCompat};
-use gpukb_facts::target::FatbinImage;
+use gpukb_facts::select::{pick_driver_branch, pick_torch, TorchBuild, TORCH_BUILDS_AS_OF};
 use gpukb_facts::{ComputeCapability, CudaVersion};
-
-/// As-of date of [`TORCH_BUILDS`].
-pub const TORCH_BUILDS_AS_OF: &str = "2026-12-01";
-
-/// One downloadable torch build for Linux x86-64.
-pub struct TorchBuild {
-    pub torch: &'static str,
-    pub variant: &'static str,
-    pub cuda: (u32, u32),
-    /// SASS compiled in (no PTX in these release wheels).
-    pub sass: &'static [&'static str],
-}
-
-/// The newest release's Linux x86-64 CUDA builds, newest CUDA first. Source:
-/// the PyPI / download.pytorch.org wheels read with gpukb's fatbin reader
-/// (compat-facts.md errata 4: 2.11.0–2.14.1 cu130 sm_75…sm_120, no PTX) and
-/// `../shared/research/data/torch_wheels.csv` rows 2.14.0/2.14.1 (cu126
-/// sm_50…sm_90, from `.ci/manywheel/build_cuda.sh`). 2.15.0 (cu132) needs
-/// Python ≥ 3.11 and is not proposed here.
-pub const TORCH_BUILDS: &[TorchBuild] = &[
-    TorchBuild {
-        torch: "2.14.1",
-        variant: "cu132",
-        cuda: (13, 2),
-        sass: &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
-    },
-    TorchBuild {
-        torch: "2.14.1",
-        variant: "cu130",
-        cuda: (13, 0),
-        sass: &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
-    },
-    TorchBuild {
-        torch: "2.14.1",
-        variant: "cu126",
-        cuda: (12, 6),
-        sass: &[
-            "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
-        ],
-    },
-];
-
-fn images(b: &TorchBuild) -> Vec<FatbinImage> {
-    b.sass
-        .iter()
-        .filter_map(|t| compat::image_from_target(t, (1, 8)))
-        .collect()
-}
-
-/// The build to install: every GPU runs its SASS, the driver runs its CUDA
-/// (natively or under minor-version compatibility). Newest CUDA first, but a
-/// native match beats minor-version compatibility.
-pub fn pick_torch(
-    ccs: &[ComputeCapability],
-    driver_cuda: Option<CudaVersion>,
-) -> Option<&'static TorchBuild> {
-    let fits = |b: &TorchBuild| {
-        let imgs = images(b);
-        ccs.iter()
-            .all(|cc| compat::decide(cc.pair(), 13000, &imgs).expected_code == 0)
-    };
-    let runs = |b: &TorchBuild, want: DriverCompat| match driver_cuda {
-        None => true,
-        Some(d) => compat::driver_runs_cuda(d, CudaVersion::new(b.cuda.0, b.cuda.1)) == want,
-    };
-    TORCH_BUILDS
-        .iter()
-        .find(|b| fits(b) && runs(b, DriverCompat::Native))
-        .or_else(|| {
-            TORCH_BUILDS
-                .iter()
-                .find(|b| fits(b) && runs(b, DriverCompat::MinorVersion))
-        })
-}
 
 fn install_torch(b: &TorchBuild) -> String {
     format!(
         "pip install --force-reinstall torch=={} torchvision torchaudio --index-url https://download.pytorch.org/whl/{}",
         b.torch, b.variant
     )
-}
-
-/// The driver branch to install for these GPUs so that CUDA `need` runs.
-pub fn pick_driver_branch(
-    ccs: &[ComputeCapability],
-    need: Option<CudaVersion>,
-) -> Result<u32, String> {
-    let min = need
-        .and_then(compat::min_driver_branch_for)
-        .unwrap_or(580)
-        .max(580);
-    // The newest production branch as of the tables is R580 for every GPU from
-    // Maxwell on (R580 is also the last for Maxwell/Pascal/Volta).
-    let branch = min;
-    for cc in ccs {
-        compat::branch_supports_gpu(branch, cc.pair())?;
-    }
-    Ok(branch)
 }
 
 fn driver_package(branch: u32, ccs: &[ComputeCapability]) -> String {
@@ -192,6 +100,21 @@ pub fn compute(v: &View, f: &mut Finding) {
             s
         }
         "torch_lacks_gpu_arch" | "torch_cpu_only" => torch_fix(),
+        "extension_lacks_gpu_arch" => vec![step(
+            "Install a build of the extension made for this GPU's architecture and this torch (a wheel whose name matches torch's version and CUDA), or build it here",
+            &[format!(
+                "TORCH_CUDA_ARCH_LIST=\"{}\" pip install --no-build-isolation --no-binary :all: --force-reinstall {}",
+                {
+                    let mut v: Vec<String> = ccs.iter().map(|c| c.to_string()).collect();
+                    v.sort();
+                    v.dedup();
+                    v.join(";")
+                },
+                f.id.split(':').nth(1).unwrap_or("<package>")
+            )],
+            None,
+            true,
+        )],
         "torch_library_missing" => match v.torches().first() {
             Some((_, t)) => vec![step(format!("Reinstall torch {} so pip brings the nvidia-* wheels it pins", t.version),
                 &[format!("pip install --force-reinstall 'torch=={}'{}", t.version.split('+').next().unwrap_or(&t.version),
