@@ -24,6 +24,12 @@ pub struct CaptureArgs {
 #[allow(clippy::disallowed_methods)] // writes the user's output directory, not machine state
 pub fn run(args: &CaptureArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let dir = &args.output;
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) && !dir.exists() {
+        anyhow::bail!(
+            "capture -o {}: is a symlink to nothing (a dangling link): remove it or name another directory",
+            dir.display()
+        );
+    }
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => anyhow::bail!(
             "capture -o {}: exists and is not a directory",

@@ -173,6 +173,24 @@ fn errors_say_what_is_wrong_with_which_value() {
     let out = gpukb().args(["capture", "-o"]).arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("exists and is not a directory"));
+    let link = t.path().join("dangling");
+    std::os::unix::fs::symlink("/nonexistent/gpukb-target", &link).unwrap();
+    let out = gpukb().args(["capture", "-o"]).arg(&link).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dangling link"));
+    // An empty JSON array is not a capture: said so, not "expected struct Journal".
+    let cap = t.path().join("cap");
+    std::fs::create_dir(&cap).unwrap();
+    std::fs::write(cap.join("capture.json"), "[]").unwrap();
+    let out = gpukb()
+        .args(["doctor", "--replay"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a capture written by `gpukb capture`")
+    );
 }
 
 #[test]
