@@ -90,6 +90,27 @@ fn an_absolute_symlink_in_a_root_stays_inside_the_root() {
 }
 
 #[test]
+fn a_directory_symlink_in_a_root_is_listed_inside_the_root() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    // /opt in the root is an absolute link to /data/opt, which exists only in the root.
+    std::fs::create_dir_all(root.join("data/opt/inside-only")).unwrap();
+    std::os::unix::fs::symlink("/data/opt", root.join("opt")).unwrap();
+    let host = Host::root_dir(&root);
+    let names: Vec<String> = host
+        .list("/opt")
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(names, vec!["inside-only".to_string()]);
+    // A link to a host directory the root lacks lists nothing.
+    std::os::unix::fs::symlink("/usr", root.join("hostusr")).unwrap();
+    assert!(host.list("/hostusr").unwrap().is_none());
+}
+
+#[test]
 fn a_newer_capture_format_says_so_and_a_fifo_journal_does_not_block() {
     let t = tempfile::tempdir().unwrap();
     std::fs::write(t.path().join("capture.json"), r#"{"format": 99}"#).unwrap();

@@ -547,7 +547,16 @@ fn is_absent(e: &std::io::Error) -> bool {
 }
 
 fn list_real(root: &Path, dir: &str) -> Result<Option<Vec<DirEntry>>, HostError> {
-    let full = paths::under_root(root, dir);
+    // Inside a copied root the directory's own path resolves inside the root
+    // too (an absolute `opt -> /data/opt` link must not list the host's).
+    let full = if root == Path::new("/") {
+        paths::under_root(root, dir)
+    } else {
+        match paths::resolve(root, dir)? {
+            Some(real) => paths::under_root(root, &real),
+            None => return Ok(None),
+        }
+    };
     let rd = match std::fs::read_dir(&full) {
         Ok(rd) => rd,
         Err(e) if is_absent(&e) => return Ok(None),
