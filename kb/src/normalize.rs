@@ -86,21 +86,15 @@ pub fn cap_and_decode(input: &[u8]) -> String {
 /// Normalises decoded text (see module doc).
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
+    let text = unescape_json_lines(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
-    for raw in text.lines() {
-        let mut line: String = raw
+    for raw in text.lines().flat_map(|l| segments(l, MAX_LINE)) {
+        let line: String = raw
             .chars()
             .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
             .filter(|&c| c != '\u{FFFD}')
             .collect();
-        if line.len() > MAX_LINE {
-            let mut cut = MAX_LINE;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            line.truncate(cut);
-        }
         // Cheap checks first: most lines need none of these regexes (and building them
         // costs more than a short paste's whole search).
         let line: std::borrow::Cow<str> = if maybe_timestamp(&line) {
@@ -133,6 +127,56 @@ pub fn normalize(text: &str) -> String {
         prev = Some(line.to_string());
     }
     out
+}
+
+/// A long line cut into pieces of at most `max` bytes, at whitespace where
+/// there is some near the cut, so an error deep inside a long log line (a
+/// minified JSON record, a progress bar line) is still a line of its own.
+fn segments(line: &str, max: usize) -> Vec<&str> {
+    if line.len() <= max {
+        return vec![line];
+    }
+    let mut out = Vec::new();
+    let mut rest = line;
+    while rest.len() > max {
+        let mut cut = max;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        // Prefer a space in the last eighth of the piece.
+        if let Some(sp) = rest[..cut].rfind(' ').filter(|&i| i > cut - cut / 8) {
+            cut = sp + 1;
+        }
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out.push(rest);
+    out
+}
+
+/// JSON log records (`{"msg": "Traceback ...\nRuntimeError: ..."}`): their
+/// string escapes are undone so the error's lines are lines again.
+fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\n") && !text.contains("\\\"") {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('{') || t.starts_with('"') || t.contains("\":") {
+            out.push_str(
+                &line
+                    .replace("\\r\\n", "\n")
+                    .replace("\\n", "\n")
+                    .replace("\\t", "\t")
+                    .replace("\\\"", "\"")
+                    .replace("\\\\", "\\"),
+            );
+        } else {
+            out.push_str(line);
+        }
+    }
+    out.into()
 }
 
 fn maybe_timestamp(line: &str) -> bool {
