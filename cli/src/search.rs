@@ -64,6 +64,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     let q = kb.analyze(&input);
     let limit = args.limit.clamp(1, 100);
     let mut hits = kb.search_query(&q, None, limit)?;
+    let mut facts_from: Option<String> = None;
     // Only look at the machine when a candidate has conditions that facts could decide.
     if let Some(machine) = args.machine() {
         if hits.iter().any(|h| !h.conditions.is_empty()) {
@@ -72,6 +73,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
                 Ok(fp) => {
                     let d = gpukb_kb::diagnose(&fp, &machine.describe(), None);
                     hits = kb.search_query(&q, Some(&d), limit)?;
+                    facts_from = Some(machine.describe());
                 }
                 Err(_) if detected => {}
                 Err(e) => return Err(e),
@@ -79,9 +81,14 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
         }
     }
     if args.json {
-        write_json(out, &q, &hits)?;
+        write_json(out, &q, &hits, facts_from.as_deref())?;
     } else {
         write_human(out, &q, &hits, color)?;
+        if let Some(from) = &facts_from {
+            if hits.iter().any(|h| !h.verdicts.is_empty()) {
+                writeln!(out, "\n(confirmed / ruled out against the facts of {from}; --no-detect for text alone)")?;
+            }
+        }
     }
     Ok(if hits.is_empty() {
         ExitCode::from(1)
@@ -115,10 +122,16 @@ pub fn read_window(r: &mut dyn Read) -> std::io::Result<Vec<u8>> {
     Ok(w.finish())
 }
 
-fn write_json(out: &mut dyn Write, q: &Query, hits: &[Hit]) -> anyhow::Result<()> {
+fn write_json(
+    out: &mut dyn Write,
+    q: &Query,
+    hits: &[Hit],
+    facts_from: Option<&str>,
+) -> anyhow::Result<()> {
     let query: String = q.normalized.chars().take(4000).collect();
     let v = serde_json::json!({
         "query": query,
+        "machine_facts_from": facts_from,
         "signals": q.signals,
         "results": hits,
     });
