@@ -87,28 +87,10 @@ pub fn fingerprint(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprin
     Ok(gpukb_agent::fingerprint(host, &deadlines(args)))
 }
 
-/// Reads a fingerprint file: schema 1 or 2, at most 64 MiB.
-#[allow(clippy::disallowed_methods)] // a file the user named, not machine state
+/// Reads a fingerprint file (a pipe is fine): schema 1 or 2, at most 64 MiB.
 pub fn read_fingerprint(path: &std::path::Path) -> anyhow::Result<gpukb_agent::Fingerprint> {
-    use std::io::Read;
-    const MAX: u64 = 64 << 20;
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    // A pipe is fine (`--fingerprint <(ssh host gpukb fingerprint --json)`): the read is capped.
-    anyhow::ensure!(
-        !file.metadata().map(|m| m.is_dir()).unwrap_or(false),
-        "{} is a directory, not a fingerprint file",
-        path.display()
-    );
-    let mut bytes = Vec::new();
-    file.take(MAX + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    anyhow::ensure!(
-        bytes.len() as u64 <= MAX,
-        "{} is too large for a fingerprint",
-        path.display()
-    );
+    let bytes = read_user_bytes(path, 64 << 20)?
+        .ok_or_else(|| anyhow::anyhow!("cannot read {}: no such file", path.display()))?;
     gpukb_facts::read::fingerprint_from_json(&bytes).with_context(|| {
         format!(
             "{} is not a readable gpukb fingerprint (write one with `gpukb fingerprint --json`)",
@@ -127,9 +109,9 @@ pub(crate) fn deadlines(args: &MachineArgs) -> gpukb_agent::Settings {
 }
 
 /// Reads a file the user named (or one inside a capture they named), at most
-/// `max` bytes; `None` when it does not exist.
+/// `max` bytes; `None` when it does not exist. Pipes are read with the same cap.
 #[allow(clippy::disallowed_methods)] // a file the user named, not machine state
-pub fn read_user_file(path: &std::path::Path, max: u64) -> anyhow::Result<Option<String>> {
+pub fn read_user_bytes(path: &std::path::Path, max: u64) -> anyhow::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -145,8 +127,20 @@ pub fn read_user_file(path: &std::path::Path, max: u64) -> anyhow::Result<Option
     file.take(max + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    anyhow::ensure!(bytes.len() as u64 <= max, "{} is too large", path.display());
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+    anyhow::ensure!(
+        bytes.len() as u64 <= max,
+        "{} is too large (more than {max} bytes)",
+        path.display()
+    );
+    Ok(Some(bytes))
+}
+
+/// Like [`read_user_bytes`], as UTF-8 text.
+pub fn read_user_file(path: &std::path::Path, max: u64) -> anyhow::Result<Option<String>> {
+    read_user_bytes(path, max)?
+        .map(|b| {
+            String::from_utf8(b)
+                .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+        })
+        .transpose()
 }

@@ -202,28 +202,68 @@ fn a_failed_capture_leaves_nothing_behind() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(!std::path::Path::new("/proc/gpukb-capture-test").exists());
+    // A capture that dies half-way (here: a 1-block file-size limit, so its
+    // first large file write fails or kills it) leaves no target directory,
+    // so the retry is not refused with "exists and is not empty".
     let t = tempfile::tempdir().unwrap();
-    let ro = t.path().join("ro");
-    std::fs::create_dir(&ro).unwrap();
-    let target = ro.join("cap");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let target = t.path().join("cap");
+    let bin = env!("CARGO_BIN_EXE_gpukb");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 1; exec '{bin}' capture -o '{}'",
+            target.display()
+        ))
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the limited capture should not succeed"
+    );
+    assert!(!target.exists(), "a partial capture was left at the target");
     let out = gpukb()
         .args(["capture", "-o"])
         .arg(&target)
         .output()
         .unwrap();
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // As root the directory is writable anyway; then the capture must be complete.
-    if out.status.code() == Some(0) {
-        assert!(target.join("capture.json").is_file());
-    } else {
-        assert_eq!(
-            std::fs::read_dir(&ro).unwrap().count(),
-            0,
-            "a partial capture was left"
-        );
-    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(target.join("capture.json").is_file());
+}
+
+#[test]
+fn search_says_whose_machine_facts_it_used() {
+    let fixture = fixture("broken").join("cuda-visible-devices-empty");
+    let out = gpukb()
+        .args(["search", "--json", "--replay"])
+        .arg(&fixture)
+        .arg("RuntimeError: No CUDA GPUs are available")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let from = v["machine_facts_from"].as_str().unwrap_or("");
+    assert!(
+        from.starts_with("capture ") && from.contains("cuda-visible-devices-empty"),
+        "{from}"
+    );
+    assert_eq!(v["results"][0]["id"], "cuda-visible-devices-hides-gpus");
+    let out = gpukb()
+        .args([
+            "search",
+            "--json",
+            "--no-detect",
+            "RuntimeError: No CUDA GPUs are available",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["machine_facts_from"].is_null());
 }
 
 #[test]

@@ -68,11 +68,6 @@ impl PasteWindow {
         Self::default()
     }
 
-    /// Bytes fed so far.
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-
     /// True once [`READ_LIMIT`] bytes were fed: stop reading.
     pub fn full(&self) -> bool {
         self.total >= READ_LIMIT

@@ -1,5 +1,6 @@
 //! End-to-end tests of gpukb over recorded machine fixtures live in
-//! `tests/tests/`; this library only locates the fixtures.
+//! `tests/tests/`; this library locates the fixtures and holds the seeded
+//! generator the fuzz and corruption runs share.
 
 use std::path::PathBuf;
 
@@ -8,4 +9,22 @@ pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(name)
+}
+
+/// xorshift64*: a tiny, stable PRNG (no dependency, the same sequence on every
+/// machine), so a printed seed replays a fuzz or corruption run exactly.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
 }

@@ -7,23 +7,9 @@
 
 use gpukb_agent::host::Host;
 use gpukb_agent::{fingerprint, Settings};
-use gpukb_tests::fixture;
+use gpukb_tests::{fixture, Rng};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// xorshift64*: a tiny, stable PRNG (no dependency, same sequence everywhere).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -71,12 +57,14 @@ fn corrupt(bytes: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
         }
         2 => {
             let at = rng.below(bytes.len() + 1);
-            let junk: Vec<u8> = (0..1 + rng.below(512)).map(|_| rng.next() as u8).collect();
+            let junk: Vec<u8> = (0..1 + rng.below(512))
+                .map(|_| rng.next_u64() as u8)
+                .collect();
             bytes.splice(at..at, junk);
             "junk inserted"
         }
         3 => {
-            *bytes = (0..rng.below(8192)).map(|_| rng.next() as u8).collect();
+            *bytes = (0..rng.below(8192)).map(|_| rng.next_u64() as u8).collect();
             "replaced by noise"
         }
         _ => {

@@ -5,20 +5,7 @@
 #![allow(clippy::disallowed_methods)] // reads fixture files
 
 use gpukb_agent::parse::{ld_cache, nvidia, python, system};
-use gpukb_tests::fixture;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use gpukb_tests::{fixture, Rng};
 
 /// Real inputs to mutate: one per parser family.
 fn seeds() -> Vec<Vec<u8>> {
@@ -81,7 +68,7 @@ fn every_parser_survives_arbitrary_and_mutated_bytes() {
     const CASES: usize = 1500;
     for case in 0..CASES {
         let mut b: Vec<u8> = if case % 3 == 0 {
-            (0..rng.below(4096)).map(|_| rng.next() as u8).collect()
+            (0..rng.below(4096)).map(|_| rng.next_u64() as u8).collect()
         } else {
             let mut s = seeds[rng.below(seeds.len())].clone();
             let cut = rng.below(s.len() + 1);
@@ -91,7 +78,7 @@ fn every_parser_survives_arbitrary_and_mutated_bytes() {
         for _ in 0..rng.below(32) {
             if !b.is_empty() {
                 let i = rng.below(b.len());
-                b[i] = rng.next() as u8;
+                b[i] = rng.next_u64() as u8;
             }
         }
         let r = std::panic::catch_unwind(|| all_parsers(&b));
@@ -100,7 +87,7 @@ fn every_parser_survives_arbitrary_and_mutated_bytes() {
     // and the KB's analysis of a mutated paste
     let kb = gpukb_kb::Kb::open().unwrap();
     for _ in 0..100 {
-        let b: Vec<u8> = (0..rng.below(2048)).map(|_| rng.next() as u8).collect();
+        let b: Vec<u8> = (0..rng.below(2048)).map(|_| rng.next_u64() as u8).collect();
         let _ = kb.search(&String::from_utf8_lossy(&b), None, 3);
     }
 }

@@ -331,7 +331,8 @@ pub enum DriverCompat {
     TooOld,
 }
 
-/// As-of date of the driver tables below.
+/// As-of date of the driver rules below ([`MINOR_COMPAT_FLOOR`],
+/// [`branch_supports_gpu`], [`needs_open_modules`]).
 pub const DRIVER_TABLE_AS_OF: &str = "2026-12-01";
 
 /// The oldest Linux driver of each CUDA major that runs every minor release of
@@ -339,26 +340,6 @@ pub const DRIVER_TABLE_AS_OF: &str = "2026-12-01";
 /// notes, Table 2; CUDA Compatibility guide, Minor Version Compatibility).
 pub const MINOR_COMPAT_FLOOR: &[(u32, &str)] =
     &[(11, "450.80.02"), (12, "525.60.13"), (13, "580.65.06")];
-
-/// The toolkit → minimum Linux x86-64 driver table (CUDA 13.2 Update 2
-/// release notes, Table 3), GA releases: the driver a toolkit was released
-/// with supports it natively.
-pub const TOOLKIT_DRIVER: &[((u32, u32), &str)] = &[
-    ((11, 0), "450.36.06"),
-    ((11, 8), "520.61.05"),
-    ((12, 0), "525.60.13"),
-    ((12, 1), "530.30.02"),
-    ((12, 2), "535.54.03"),
-    ((12, 3), "545.23.06"),
-    ((12, 4), "550.54.14"),
-    ((12, 5), "555.42.02"),
-    ((12, 6), "560.28.03"),
-    ((12, 8), "570.26"),
-    ((12, 9), "575.51.03"),
-    ((13, 0), "580.65.06"),
-    ((13, 1), "590.44.01"),
-    ((13, 2), "595.45.04"),
-];
 
 /// Whether a driver that supports CUDA `driver_cuda` (`cuDriverGetVersion`,
 /// NVML's `cuda_driver_version`) runs an application built with CUDA `app`.
@@ -379,18 +360,6 @@ pub fn min_driver_branch_for(app: CudaVersion) -> Option<u32> {
         .iter()
         .find(|(m, _)| *m == app.major)
         .and_then(|(_, v)| v.split('.').next()?.parse().ok())
-}
-
-/// The newest CUDA major a GPU of compute capability `cc` can still be built
-/// for, if the GPU was dropped by a later toolkit: Kepler (3.x) ends with
-/// CUDA 11, Maxwell/Pascal/Volta (5.x–7.0, 7.2) with CUDA 12 (CUDA 12.0 and
-/// 13.0 release notes).
-pub fn last_cuda_major_for(cc: (u32, u32)) -> Option<u32> {
-    match cc {
-        (0..=3, _) => Some(11),
-        (5, _) | (6, _) | (7, 0) | (7, 2) => Some(12),
-        _ => None,
-    }
 }
 
 /// Whether a driver branch supports a GPU, as far as the legacy cut-offs go:

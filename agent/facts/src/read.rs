@@ -6,7 +6,8 @@
 use crate::fingerprint::{Fingerprint, SCHEMA_VERSION};
 use serde_json::{json, Value};
 
-/// What `cuda.init` held in schema 1 when `--quick` skipped `cuInit`.
+/// What `cuda.init` held in schema 1 when `--quick` skipped `cuInit` (and what
+/// a capture's recorded `cuda` answer still holds then).
 pub const SCHEMA1_INIT_SKIPPED: &str = "not called (--quick)";
 
 /// Why a fingerprint file could not be read.

@@ -81,18 +81,21 @@ pub fn pick_torch(
         })
 }
 
+/// The branch proposed when nothing needs a newer one (as of
+/// [`TORCH_BUILDS_AS_OF`]): R580 runs CUDA 12.x and 13.0, drives every GPU from
+/// Maxwell to Blackwell, and is the last branch for Maxwell, Pascal and Volta
+/// (compat-facts.md §R580), so one answer fits mixed fleets.
+pub const PROPOSED_BRANCH: u32 = 580;
+
 /// The driver branch to install for these GPUs so that CUDA `need` runs.
 pub fn pick_driver_branch(
     ccs: &[ComputeCapability],
     need: Option<CudaVersion>,
 ) -> Result<u32, String> {
-    let min = need
+    let branch = need
         .and_then(compat::min_driver_branch_for)
-        .unwrap_or(580)
-        .max(580);
-    // The newest production branch as of the tables is R580 for every GPU from
-    // Maxwell on (R580 is also the last for Maxwell/Pascal/Volta).
-    let branch = min;
+        .unwrap_or(PROPOSED_BRANCH)
+        .max(PROPOSED_BRANCH);
     for cc in ccs {
         compat::branch_supports_gpu(branch, cc.pair())?;
     }

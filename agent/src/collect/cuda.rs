@@ -66,8 +66,9 @@ fn check(call: &str, r: CUresult) -> Result<(), HostError> {
     }
 }
 
-/// What `init` is set to when cuInit was skipped.
-pub const INIT_SKIPPED: &str = "not called (--quick)";
+/// What a capture's `cuda` answer (and a schema-1 fingerprint) holds in
+/// `init` when cuInit was skipped: one definition, in the fact model's reader.
+pub use gpukb_facts::read::SCHEMA1_INIT_SKIPPED as INIT_SKIPPED;
 
 fn live(init: bool) -> Result<Option<CudaAnswer>, HostError> {
     // SAFETY: only asks whether the library can be dlopen'ed.

@@ -123,8 +123,10 @@ pub(super) fn collect_files(ctx: &Context) -> DriverFacts {
 /// At most this many kernels under `/lib/modules` are read.
 const MAX_KERNELS: usize = 8;
 
-/// NVIDIA and nouveau modules installed for each kernel, from its
-/// `modules.dep` (what `modprobe` would find), newest kernels first.
+/// NVIDIA and nouveau modules installed for the running kernel, from its
+/// `modules.dep` (what `modprobe` would find), and, when it has no nvidia
+/// module, for the other kernels too (newest first): enough to tell "DKMS did
+/// not build it for this kernel" from "not installed at all".
 fn installed_modules(ctx: &Context) -> Observed<Vec<InstalledModules>> {
     let host = &ctx.host;
     let running = host
@@ -153,8 +155,16 @@ fn installed_modules(ctx: &Context) -> Observed<Vec<InstalledModules>> {
             kernels.insert(0, k);
         }
     }
-    let mut out = Vec::new();
+    let mut out: Vec<InstalledModules> = Vec::new();
     for k in kernels.into_iter().take(MAX_KERNELS) {
+        // The other kernels matter only when the running one lacks the module
+        // (a modules.dep is ~1 MB: read no more than the question needs).
+        if out
+            .first()
+            .is_some_and(|r| r.running && !r.nvidia.is_empty())
+        {
+            break;
+        }
         let path = format!("/lib/modules/{k}/modules.dep");
         let text = match host.read_string(&path) {
             Ok(Some(t)) => t,

@@ -663,7 +663,9 @@ fn other_branch(v: &View) -> bool {
         })
 }
 
-fn lib_branch_differs(v: &View) -> Option<(String, String, Source)> {
+/// The first driver library whose release differs from the loaded module's,
+/// as a sentence and its source.
+fn lib_release_differs(v: &View) -> Option<(String, Source)> {
     let module = v.fp.driver.version.value()?;
     if !matches!(v.fp.driver.version.source(), Source::File { .. }) {
         return None; // only the kernel's own files say what is loaded
@@ -677,7 +679,6 @@ fn lib_branch_differs(v: &View) -> Option<(String, String, Source)> {
                             "{} is {ver}, the loaded kernel module is {module}",
                             value.real_path
                         ),
-                        module.to_string(),
                         source.clone(),
                     ));
                 }
@@ -700,7 +701,7 @@ fn driver_userspace_mismatch(v: &View) -> Outcome {
     if v.is_jetson() {
         return Outcome::Clear("Jetson".into());
     }
-    let diff = lib_branch_differs(v);
+    let diff = lib_release_differs(v);
     let nvml = nvml_mismatch(v);
     if diff.is_none() && nvml.is_none() {
         return if v.fp.driver.version.is_found() && v.fp.driver.libcuda.is_found() {
@@ -710,7 +711,7 @@ fn driver_userspace_mismatch(v: &View) -> Outcome {
         };
     }
     let mut ev = Vec::new();
-    if let Some((f, _, s)) = &diff {
+    if let Some((f, s)) = &diff {
         ev.push(Evidence::new(f.clone(), s));
     }
     if let Some((f, s)) = &nvml {
@@ -861,11 +862,11 @@ fn container_ships_driver_libraries(v: &View) -> Outcome {
     if v.container().is_none() {
         return Outcome::Clear("not in a container".into());
     }
-    if lib_branch_differs(v).is_some() && !other_branch(v) {
+    if lib_release_differs(v).is_some() && !other_branch(v) {
         return Outcome::Clear("the libraries are the host's branch (an upgrade pending a reboot, not the image's own)".into());
     }
-    match lib_branch_differs(v) {
-        Some((fact, _, src)) => {
+    match lib_release_differs(v) {
+        Some((fact, src)) => {
             let mut ev = vec![Evidence::new(fact, &src)];
             if let Some((f, s)) = nvml_mismatch(v) {
                 ev.push(Evidence::new(f, &s));

@@ -7,7 +7,9 @@
 
 use super::view::View;
 use super::{Finding, FixStep};
-use gpukb_facts::select::{pick_driver_branch, pick_torch, TorchBuild, TORCH_BUILDS_AS_OF};
+use gpukb_facts::select::{
+    pick_driver_branch, pick_torch, TorchBuild, PROPOSED_BRANCH, TORCH_BUILDS_AS_OF,
+};
 use gpukb_facts::{ComputeCapability, CudaVersion};
 
 fn install_torch(b: &TorchBuild) -> String {
@@ -126,28 +128,33 @@ pub fn compute(v: &View, f: &mut Finding) {
             &["sudo apt install linux-headers-$(uname -r)".into(), "sudo dkms autoinstall -k $(uname -r)".into(), "sudo modprobe nvidia".into()], None, false)],
         "secure_boot_blocks_module" => vec![
             step("Enroll the DKMS signing key, then reboot and confirm it in the MOK manager", &["sudo mokutil --import /var/lib/dkms/mok.pub".into(), "sudo reboot".into()], None, false),
-            step("Or install the distribution's pre-signed modules", &[format!("sudo apt install linux-modules-nvidia-{}-$(uname -r)", pick_driver_branch(&ccs, None).unwrap_or(580))], None, true),
+            step("Or install the distribution's pre-signed modules", &[format!("sudo apt install linux-modules-nvidia-{}-$(uname -r)", pick_driver_branch(&ccs, None).unwrap_or(PROPOSED_BRANCH))], None, true),
         ],
         "nouveau_bound" => vec![step("Blacklist nouveau and install the NVIDIA driver",
             &["echo -e 'blacklist nouveau\\noptions nouveau modeset=0' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf".into(), "sudo update-initramfs -u".into(),
-              format!("sudo apt install {}", driver_package(pick_driver_branch(&ccs, None).unwrap_or(580), &ccs)), "sudo reboot".into()],
+              format!("sudo apt install {}", driver_package(pick_driver_branch(&ccs, None).unwrap_or(PROPOSED_BRANCH), &ccs)), "sudo reboot".into()],
             Some("the display falls back to a basic framebuffer until the NVIDIA driver loads; keep SSH access"), true)],
         "nvidia_uvm_not_loaded" => vec![step("Load nvidia_uvm and create its device node", &["sudo modprobe nvidia_uvm".into(), "sudo nvidia-modprobe -u -c=0".into()], None, false)],
         "driver_userspace_mismatch" => vec![
             step("Reboot so the kernel loads the module that matches the upgraded libraries", &["sudo reboot".into()], None, false),
-            step("Or reload the module without a reboot (only when no process uses the GPU)", &["sudo systemctl stop nvidia-persistenced gpukb-agent 2>/dev/null".into(), "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia".into(), "sudo modprobe nvidia nvidia_uvm".into()],
+            step("Or reload the module without a reboot (only when no process uses the GPU)", &["sudo systemctl stop nvidia-persistenced gpukb-agent 2>/dev/null".into(), "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia".into(), "sudo modprobe -a nvidia nvidia_uvm".into()],
                 Some("kills nothing but fails if anything holds /dev/nvidia*; stops persistence and the display"), false),
         ],
         "open_module_required" => {
-            let b = pick_driver_branch(&ccs, None).unwrap_or(580);
+            let b = pick_driver_branch(&ccs, None).unwrap_or(PROPOSED_BRANCH);
             vec![step(format!("Install the open kernel modules of R{b}"), &[format!("sudo apt install nvidia-driver-{b}-open"), "sudo reboot".into()],
                 Some("replaces the proprietary kernel module package"), true)]
         }
         "fabric_manager_not_running" => {
-            let b = v.fp.driver.version.value().map(|d| d.branch()).unwrap_or(580);
-            let exact = v.fp.driver.version.value().map(|d| d.to_string()).unwrap_or_default();
-            vec![step(format!("Install and start Fabric Manager of exactly the driver's release ({exact})"),
-                &[format!("sudo apt install nvidia-fabricmanager-{b}={exact}-1"), "sudo systemctl enable --now nvidia-fabricmanager".into()], None, true)]
+            // From R580 one package name serves every branch (NVIDIA
+            // gpu-driver-container #451); before it the branch is in the name.
+            let (package, mine) = match v.fp.driver.version.value() {
+                Some(d) if d.branch() >= 580 => (format!("nvidia-fabricmanager={d}-1"), true),
+                Some(d) => (format!("nvidia-fabricmanager-{}={d}-1", d.branch()), true),
+                None => ("nvidia-fabricmanager=<DRIVER_VERSION>-1   # cat /proc/driver/nvidia/version".to_string(), false),
+            };
+            vec![step("Install and start Fabric Manager of exactly the driver's release",
+                &[format!("sudo apt install {package}"), "sudo systemctl enable --now nvidia-fabricmanager".into()], None, mine)]
         }
         "mig_without_instances" => vec![
             step("Create GPU instances (list profiles first)", &["sudo nvidia-smi mig -lgip".into(), "sudo nvidia-smi mig -cgi <profile> -C".into()], None, false),

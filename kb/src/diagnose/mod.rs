@@ -262,12 +262,6 @@ impl Diagnosis {
             .cloned()
             .unwrap_or_else(|| CheckOutcome::Undecided(format!("no check named {name}")))
     }
-    /// Root causes only.
-    pub fn root_causes(&self) -> impl Iterator<Item = &Finding> {
-        self.findings
-            .iter()
-            .filter(|f| f.root_cause && f.severity != Severity::Info)
-    }
     /// The process exit code this verdict maps to (ok 0, warning 0 or 1 with
     /// `strict`, failure 1, unknown 3).
     pub fn exit_code(&self, strict: bool) -> u8 {
@@ -355,7 +349,7 @@ pub fn diagnose_with_probe(
             &b.id,
         ))
     });
-    let layers = view::layers(&view, &findings, &checks);
+    let layers = view::layers(&view, &findings);
     let verdict = verdict_of(&findings, &layers);
     let summary = summary_of(verdict, &findings, &view);
     Diagnosis {

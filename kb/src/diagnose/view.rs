@@ -3,10 +3,9 @@
 //! found / absent / could-not-observe apart and the source of each answer;
 //! and the per-layer status the doctor prints.
 
-use super::{CheckOutcome, Evidence, Finding, Layer, LayerReport, Severity, Status};
+use super::{Evidence, Finding, Layer, LayerReport, Severity, Status};
 use gpukb_facts::fingerprint::{PciDevice, PythonEnv, TorchInstall};
 use gpukb_facts::{ComputeCapability, CudaVersion, Fingerprint, Observed, Source};
-use std::collections::BTreeMap;
 
 /// One GPU as the checks see it.
 #[derive(Debug, Clone)]
@@ -233,11 +232,7 @@ impl<'a> View<'a> {
 /// Each layer's status: the worst finding on it, else ok when its facts were
 /// observed, could_not_check when they were not, not_applicable when the
 /// layer does not exist on this machine.
-pub fn layers(
-    v: &View,
-    findings: &[Finding],
-    checks: &BTreeMap<String, CheckOutcome>,
-) -> Vec<LayerReport> {
+pub fn layers(v: &View, findings: &[Finding]) -> Vec<LayerReport> {
     Layer::ALL
         .iter()
         .map(|&layer| {
@@ -249,7 +244,7 @@ pub fn layers(
             let (status, mut evidence) = match worst {
                 Some(Severity::Failure) => (Status::Failure, Vec::new()),
                 Some(Severity::Warning) => (Status::Warning, Vec::new()),
-                _ => healthy_status(v, layer, checks),
+                _ => healthy_status(v, layer),
             };
             // Root causes first, then what they explain (said so).
             let mut on = on;
@@ -276,11 +271,7 @@ pub fn layers(
         .collect()
 }
 
-fn healthy_status(
-    v: &View,
-    layer: Layer,
-    _checks: &BTreeMap<String, CheckOutcome>,
-) -> (Status, Vec<Evidence>) {
+fn healthy_status(v: &View, layer: Layer) -> (Status, Vec<Evidence>) {
     let fp = v.fp;
     let gpus = v.gpus();
     let no_gpu = gpus.is_empty() && v.pci_gpus().is_some_and(|g| g.is_empty()) && !v.is_jetson();
