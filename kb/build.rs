@@ -401,6 +401,18 @@ fn run() -> Result<(), BoxErr> {
             fatal.push(format!("duplicate id {}", e.id));
         }
     }
+    for (e, _, _) in &entries {
+        for c in &e.confirm {
+            for a in &c.answers {
+                for id in a.rules_out.iter().filter(|id| !ids.contains(*id)) {
+                    issues.push((
+                        format!("kb/entries/{}.toml", e.id),
+                        format!("confirm answer rules out \"{id}\", which is not an entry"),
+                    ));
+                }
+            }
+        }
+    }
     if !fatal.is_empty() {
         if lenient {
             for f in &fatal {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gpukb_kb::{Hit, Kb, Query};
+use gpukb_kb::{Hit, Kb, Query, Ranking};
 
 /// Arguments of `gpukb search`.
 #[derive(Debug, clap::Args)]
@@ -46,6 +46,44 @@ impl SearchArgs {
     }
 }
 
+/// Whose machine facts search used, and whether it applied them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FactsUse {
+    /// `this_machine`, `capture`, `fingerprint_file` or `none`.
+    pub from: &'static str,
+    /// The capture directory or fingerprint file.
+    pub path: Option<String>,
+    /// Whether the facts took part in the ranking.
+    pub applied: bool,
+    /// Why (not).
+    pub reason: String,
+    /// Facts the paste and the machine agree on.
+    pub agrees: Vec<String>,
+    /// Facts where the paste and the machine differ.
+    pub contradicts: Vec<String>,
+}
+
+impl FactsUse {
+    fn none(reason: &str) -> FactsUse {
+        FactsUse {
+            from: "none",
+            path: None,
+            applied: false,
+            reason: reason.into(),
+            agrees: Vec::new(),
+            contradicts: Vec::new(),
+        }
+    }
+    /// How the machine is named in sentences.
+    fn describe(&self) -> String {
+        match (self.from, &self.path) {
+            ("capture", Some(p)) => format!("the capture {p}"),
+            ("fingerprint_file", Some(p)) => format!("the fingerprint {p}"),
+            _ => "this machine".into(),
+        }
+    }
+}
+
 /// Runs `gpukb search`: exit 0 when something matched, 1 when nothing did.
 pub fn run(args: &SearchArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     run_with(args, out, crate::style::Style::detect().color)
@@ -63,38 +101,159 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     let kb = Kb::open().context("opening the embedded knowledge base")?;
     let q = kb.analyze(&input);
     let limit = args.limit.clamp(1, 100);
-    let mut hits = kb.search_query(&q, None, limit)?;
-    let mut facts_from: Option<String> = None;
-    // Only look at the machine when a candidate has conditions that facts could decide.
-    if let Some(machine) = args.machine() {
-        if hits.iter().any(|h| !h.conditions.is_empty()) {
-            let detected = machine.replay.is_none() && machine.fingerprint.is_none();
-            match crate::machine::fingerprint(&machine) {
-                Ok(fp) => {
-                    let d = gpukb_kb::diagnose(&fp, &machine.describe(), None);
-                    hits = kb.search_query(&q, Some(&d), limit)?;
-                    facts_from = Some(machine.describe());
-                }
-                Err(_) if detected => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
+    let text_only = kb.rank(&q, None, limit)?;
+    let (ranking, facts) = with_machine(args, &kb, &q, limit, text_only)?;
     if args.json {
-        write_json(out, &q, &hits, facts_from.as_deref())?;
+        write_json(out, &q, &ranking, &facts)?;
     } else {
-        write_human(out, &q, &hits, color)?;
-        if let Some(from) = &facts_from {
-            if hits.iter().any(|h| !h.verdicts.is_empty()) {
-                writeln!(out, "\n(confirmed / ruled out against the facts of {from}; --no-detect for text alone)")?;
-            }
-        }
+        write_human(out, &q, &ranking.results, color)?;
+        write_machine_notes(out, &ranking, &facts, color)?;
     }
-    Ok(if hits.is_empty() {
+    Ok(if ranking.results.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Re-ranks with the machine's Diagnosis when there is a machine to look at, a candidate
+/// a check can decide, and (for detected facts) no contradiction with the paste.
+fn with_machine(
+    args: &SearchArgs,
+    kb: &Kb,
+    q: &Query,
+    limit: usize,
+    text_only: Ranking,
+) -> anyhow::Result<(Ranking, FactsUse)> {
+    let Some(machine) = args.machine() else {
+        return Ok((
+            text_only,
+            FactsUse::none("--no-detect: ranking on the text alone"),
+        ));
+    };
+    let (from, path) = match (&machine.replay, &machine.fingerprint) {
+        (Some(d), _) => ("capture", Some(d.display().to_string())),
+        (_, Some(f)) => ("fingerprint_file", Some(f.display().to_string())),
+        _ => ("this_machine", None),
+    };
+    let detected = from == "this_machine";
+    let mut facts = FactsUse {
+        from,
+        path,
+        applied: false,
+        reason: String::new(),
+        agrees: Vec::new(),
+        contradicts: Vec::new(),
+    };
+    if !text_only.results.iter().any(|h| !h.conditions.is_empty()) {
+        facts.reason =
+            "no candidate names a check that machine facts decide; the machine was not examined"
+                .into();
+        return Ok((text_only, facts));
+    }
+    // By default only cheap facts: no cuInit (checks that need it stay unknown).
+    let fp = match crate::machine::fingerprint_cheap(&machine) {
+        Ok(fp) => fp,
+        Err(e) if detected => {
+            facts.reason = format!("could not observe this machine ({e:#}); ranking on text");
+            return Ok((text_only, facts));
+        }
+        Err(e) => return Err(e),
+    };
+    let agreement = gpukb_kb::agreement::compare(&q.signals, &fp);
+    facts.agrees = agreement.agrees.clone();
+    facts.contradicts = agreement.contradicts.clone();
+    if detected {
+        if let Some(why) = agreement.reason_not_applied() {
+            facts.reason = why;
+            return Ok((text_only, facts));
+        }
+    }
+    let d = gpukb_kb::diagnose(&fp, &machine.describe(), None);
+    let ranking = kb.rank(q, Some(&d), limit)?;
+    facts.applied = true;
+    facts.reason = match (
+        detected,
+        agreement.agrees.is_empty(),
+        agreement.contradicts.is_empty(),
+    ) {
+        (true, false, _) => format!(
+            "this machine agrees with the paste ({})",
+            agreement.agrees.join(", ")
+        ),
+        (true, true, _) => "nothing in the paste contradicts this machine".into(),
+        (false, _, true) => "the machine you chose".into(),
+        (false, _, false) => format!(
+            "the machine you chose, although it differs from the paste: {}",
+            agreement.contradicts.join("; ")
+        ),
+    };
+    Ok((ranking, facts))
+}
+
+/// After the results: whose facts were used, what they ruled out, what stays unknown,
+/// and the command that tells the top candidates apart.
+fn write_machine_notes(
+    out: &mut dyn Write,
+    r: &Ranking,
+    facts: &FactsUse,
+    color: bool,
+) -> anyhow::Result<()> {
+    let p = Paint(color);
+    if let Some(d) = &r.distinguish {
+        writeln!(
+            out,
+            "\n{} {}",
+            p.w("1", "To tell them apart:"),
+            d.between.join(" vs ")
+        )?;
+        writeln!(out, "   $ {}", d.command)?;
+        for a in &d.answers {
+            writeln!(out, "   if {} → {}", a.if_, a.then)?;
+        }
+    }
+    if !r.ruled_out.is_empty() {
+        writeln!(
+            out,
+            "\n{}",
+            p.w(
+                "33",
+                &format!("Ruled out by the facts of {}:", facts.describe())
+            )
+        )?;
+        for h in &r.ruled_out {
+            let because = h.machine.as_ref().map(|m| m.because.as_str()).unwrap_or("");
+            writeln!(out, "   ✗ {} [{}]: {because}", h.title, h.id)?;
+        }
+    }
+    let cuinit = r
+        .undecided
+        .iter()
+        .filter(|(_, why)| why.contains("cuInit"))
+        .count();
+    if facts.applied && cuinit > 0 {
+        writeln!(
+            out,
+            "\n{cuinit} check(s) need cuInit and stay unknown here; `gpukb doctor` runs them."
+        )?;
+    }
+    match (facts.from, facts.applied) {
+        ("none", _) => {}
+        (_, true) => writeln!(
+            out,
+            "\n{}",
+            p.w(
+                "2",
+                &format!(
+                    "(machine facts of {}: {}; --no-detect for text alone)",
+                    facts.describe(),
+                    facts.reason
+                )
+            )
+        )?,
+        (_, false) => writeln!(out, "\n{}", p.w("2", &format!("({})", facts.reason)))?,
+    }
+    Ok(())
 }
 
 /// Reads a paste through the bounded window: head, tail and the error lines
@@ -122,18 +281,17 @@ pub fn read_window(r: &mut dyn Read) -> std::io::Result<Vec<u8>> {
     Ok(w.finish())
 }
 
-fn write_json(
-    out: &mut dyn Write,
-    q: &Query,
-    hits: &[Hit],
-    facts_from: Option<&str>,
-) -> anyhow::Result<()> {
+fn write_json(out: &mut dyn Write, q: &Query, r: &Ranking, facts: &FactsUse) -> anyhow::Result<()> {
     let query: String = q.normalized.chars().take(4000).collect();
     let v = serde_json::json!({
+        "schema_version": 1,
         "query": query,
-        "machine_facts_from": facts_from,
         "signals": q.signals,
-        "results": hits,
+        "facts": facts,
+        "results": r.results,
+        "ruled_out": r.ruled_out,
+        "distinguish": r.distinguish,
+        "undecided_checks": r.undecided.iter().map(|(c, why)| serde_json::json!({"check": c, "why": why})).collect::<Vec<_>>(),
     });
     serde_json::to_writer_pretty(&mut *out, &v)?;
     writeln!(out)?;
@@ -184,13 +342,14 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
         for m in h.matched.iter().take(if i == 0 { 6 } else { 3 }) {
             writeln!(out, "   {} {m}", p.w("2", "why:"))?;
         }
-        for v in &h.verdicts {
-            let mark = if v.outcome == "confirmed" {
-                p.w("32", "✓ confirmed:")
-            } else {
-                p.w("33", "✗ ruled out:")
-            };
-            writeln!(out, "   {mark} {}", v.because)?;
+        if let Some(m) = &h.machine {
+            match m.outcome.as_str() {
+                "confirmed" => writeln!(out, "   {} {}", p.w("32", "✓ confirmed:"), m.because)?,
+                _ if m.check.is_some() => {
+                    writeln!(out, "   {} {}", p.w("2", "? not decided:"), m.because)?
+                }
+                _ => {}
+            }
         }
         if i == 0 {
             writeln!(out, "   {}", wrap(&h.summary, 90, "   "))?;

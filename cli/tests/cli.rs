@@ -247,12 +247,37 @@ fn search_says_whose_machine_facts_it_used() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let from = v["machine_facts_from"].as_str().unwrap_or("");
-    assert!(
-        from.starts_with("capture ") && from.contains("cuda-visible-devices-empty"),
-        "{from}"
-    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["facts"]["from"], "capture");
+    assert_eq!(v["facts"]["applied"], true);
+    let path = v["facts"]["path"].as_str().unwrap_or("");
+    assert!(path.contains("cuda-visible-devices-empty"), "{path}");
     assert_eq!(v["results"][0]["id"], "cuda-visible-devices-hides-gpus");
+    assert_eq!(v["results"][0]["machine"]["outcome"], "confirmed");
+    // What the capture rules out is shown, after the results, with the reason.
+    let ruled = v["ruled_out"].as_array().unwrap();
+    assert!(!ruled.is_empty());
+    assert!(ruled.iter().all(|h| h["machine"]["outcome"] == "ruled_out"
+        && !h["machine"]["because"].as_str().unwrap_or("").is_empty()));
+    let conf: Vec<f64> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["confidence"].as_f64().unwrap())
+        .collect();
+    assert!(conf.windows(2).all(|w| w[0] >= w[1]), "{conf:?}");
+    let text = gpukb()
+        .args(["search", "--replay"])
+        .arg(&fixture)
+        .arg("RuntimeError: No CUDA GPUs are available")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Ruled out by the facts of the capture"),
+        "{text}"
+    );
+
     let out = gpukb()
         .args([
             "search",
@@ -263,7 +288,30 @@ fn search_says_whose_machine_facts_it_used() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v["machine_facts_from"].is_null());
+    assert_eq!(v["facts"]["from"], "none");
+    assert_eq!(v["facts"]["applied"], false);
+    assert!(v["results"][0]["machine"].is_null());
+}
+
+#[test]
+fn search_reports_a_paste_that_contradicts_the_chosen_machine() {
+    let fixture = fixture("healthy").join("h200-live-2026-12-01");
+    let out = gpukb()
+        .args(["search", "--json", "--replay"])
+        .arg(&fixture)
+        .arg("NVIDIA GeForce RTX 3060, driver 470.82.01: no kernel image is available for execution on the device")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The user chose the machine: its facts apply, and the differences are reported.
+    assert_eq!(v["facts"]["applied"], true);
+    let c = v["facts"]["contradicts"].as_array().unwrap();
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert!(v["facts"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("differs from the paste"));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! [`Kb::search`] ranks diagnoses for a pasted error, [`Kb::explain`] looks up error codes,
 //! [`Kb::lint`] re-checks the embedded data.
 
+pub mod agreement;
 pub mod diagnose;
 pub mod error;
 pub mod eval;
@@ -25,8 +26,11 @@ pub use diagnose::{diagnose, Diagnosis};
 pub use error::KbError;
 pub use explain::CodeInfo;
 pub use lint::LintIssue;
-pub use model::{Confirm, Entry, Fix, Source};
-pub use search::{Hit, Query, RuleVerdict};
+pub use model::{Answer, Confirm, Entry, Fix, Source};
+pub use search::{
+    Distinguish, DistinguishAnswer, Hit, MachineVerdict, Query, Ranking, RuleVerdict, Weights,
+    WEIGHTS,
+};
 pub use signals::Signals;
 
 static KB_SQLITE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kb.sqlite"));

@@ -146,6 +146,24 @@ pub struct Confirm {
     /// What its output shows when the diagnosis is right.
     #[serde(default)]
     pub expect: String,
+    /// What each possible answer of the command means: it tells this cause apart from
+    /// the others its signatures share text with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answer>,
+}
+
+/// One possible answer of a confirm command and what it means.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    /// What the command shows (`the versions differ`, `no nvidia module`).
+    #[serde(rename = "if")]
+    pub if_: String,
+    /// What that means for the diagnosis.
+    pub means: String,
+    /// Entries this answer rules out (ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules_out: Vec<String>,
 }
 
 /// A fix for one platform.
@@ -250,6 +268,19 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
             "id \"{}\" is not kebab-case ([a-z0-9-])",
             e.id
         )));
+    }
+    for c in &e.confirm {
+        if c.command.trim().is_empty() {
+            out.push(hard("a [[confirm]] has an empty command".into()));
+        }
+        for a in &c.answers {
+            if a.if_.trim().is_empty() || a.means.trim().is_empty() {
+                out.push(hard(format!(
+                    "an answer of `{}` needs both `if` and `means`",
+                    c.command
+                )));
+            }
+        }
     }
     if !LAYERS.contains(&e.layer.as_str()) {
         out.push(soft(format!(

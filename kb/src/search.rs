@@ -72,9 +72,15 @@ pub struct Hit {
     pub confirm: Vec<Confirm>,
     /// Sources.
     pub sources: Vec<Source>,
-    /// Rule verdicts from machine facts.
+    /// Every decided check of this entry's conditions (machine facts).
     pub verdicts: Vec<RuleVerdict>,
-    /// Predicates this entry's conditions name (facts decide them).
+    /// What the machine's facts say about this candidate; `None` when no facts were applied.
+    pub machine: Option<MachineVerdict>,
+    /// Whether the text supports it on its own (a signature or code match, or a score
+    /// near the best): only such a candidate moves first when the machine confirms it.
+    #[serde(skip)]
+    pub supported: bool,
+    /// Checks this entry's conditions name (facts decide them).
     pub conditions: Vec<String>,
 }
 
@@ -219,20 +225,109 @@ impl Matcher {
     }
 }
 
+/// The evidence one candidate gathered from the paste.
 #[derive(Default)]
 struct Cand {
+    /// Signature strengths (one per matching signature).
     sig: Vec<f64>,
+    /// Code strengths (names, messages, numbers, Xids).
     code: Vec<f64>,
+    /// Weak lexical evidence.
     bm25: f64,
+    /// Why it matched, human readable.
     matched: Vec<String>,
+    /// Set for a generated code entry that no curated entry explains.
     code_key: Option<String>,
 }
 
-fn diminishing(v: &mut [f64]) -> f64 {
+impl Cand {
+    fn has_strong(&self) -> bool {
+        !self.sig.is_empty() || !self.code.is_empty()
+    }
+}
+
+/// Every number the ranking uses, in one place. Scores are unbounded (higher is better);
+/// confidences are in 0..1.
+#[derive(Debug, Clone, Copy)]
+pub struct Weights {
+    /// A matching signature's base strength (times its `weight`).
+    pub signature: f64,
+    /// Added per 10 characters of the signature's pattern (up to 80 characters).
+    pub signature_per_10_chars: f64,
+    /// Each further piece of evidence of one kind counts this fraction.
+    pub repeat: f64,
+    /// A symbolic error-code name (`CUDA_ERROR_NO_DEVICE`).
+    pub code_name: f64,
+    /// A code's exact message text.
+    pub code_message: f64,
+    /// A bare error number next to CUDA/NCCL context.
+    pub code_number: f64,
+    /// An Xid from a kernel log.
+    pub xid: f64,
+    /// A generated code entry that no curated entry explains counts this fraction.
+    pub unlinked_code: f64,
+    /// The best BM25 match's contribution at full strength.
+    pub bm25: f64,
+    /// Raw BM25 at which the best match counts fully.
+    pub bm25_saturation: f64,
+    /// BM25 on a generated code entry (unlinked / passed on to its curated links).
+    pub bm25_code_unlinked: f64,
+    /// BM25 on a code entry, passed on to each curated entry it links.
+    pub bm25_code_linked: f64,
+    /// Candidates with only BM25 below this are dropped.
+    pub min_bm25: f64,
+    /// Paste and entry name different frameworks: score times this.
+    pub other_framework: f64,
+    /// Paste and entry name the same framework: score times this, plus `same_framework_add`.
+    pub same_framework: f64,
+    /// See `same_framework`.
+    pub same_framework_add: f64,
+    /// Generated code entries (no curated diagnosis) times this.
+    pub code_only: f64,
+    /// A further hit of an already-shown category counts this much per earlier one.
+    pub diversity: f64,
+    /// Score at which confidence reaches 1 - 1/e.
+    pub confidence_scale: f64,
+    /// Confidence cap without a signature or code match.
+    pub weak_cap: f64,
+    /// A candidate the text supports: a strong match, or at least this fraction of the
+    /// best score. Only such candidates move up when the machine confirms them.
+    pub support: f64,
+    /// Confidence floor of a candidate the machine confirms.
+    pub confirmed_floor: f64,
+}
+
+/// The weights `gpukb search` ranks with.
+pub const WEIGHTS: Weights = Weights {
+    signature: 8.0,
+    signature_per_10_chars: 1.0,
+    repeat: 0.35,
+    code_name: 9.0,
+    code_message: 6.0,
+    code_number: 3.5,
+    xid: 9.0,
+    unlinked_code: 0.8,
+    bm25: 6.0,
+    bm25_saturation: 12.0,
+    bm25_code_unlinked: 0.5,
+    bm25_code_linked: 0.3,
+    min_bm25: 1.5,
+    other_framework: 0.5,
+    same_framework: 1.3,
+    same_framework_add: 1.0,
+    code_only: 0.9,
+    diversity: 0.85,
+    confidence_scale: 14.0,
+    weak_cap: 0.45,
+    support: 0.5,
+    confirmed_floor: 0.9,
+};
+
+fn diminishing(v: &mut [f64], repeat: f64) -> f64 {
     v.sort_by(|a, b| b.total_cmp(a));
     v.iter()
         .enumerate()
-        .map(|(i, x)| if i == 0 { *x } else { x * 0.35 })
+        .map(|(i, x)| if i == 0 { *x } else { x * repeat })
         .sum()
 }
 
@@ -243,6 +338,65 @@ fn short(s: &str, n: usize) -> String {
         let t: String = s.chars().take(n).collect();
         format!("{t}…")
     }
+}
+
+/// What the machine's Diagnosis says about one candidate.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MachineVerdict {
+    /// `confirmed`, `ruled_out` or `unknown`.
+    pub outcome: String,
+    /// The doctor check that decided it (none when no check decides this entry).
+    pub check: Option<String>,
+    /// The fact sentence, or why it stays unknown.
+    pub because: String,
+}
+
+/// One answer of a distinguishing command.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DistinguishAnswer {
+    /// What the command shows.
+    #[serde(rename = "if")]
+    pub if_: String,
+    /// What that means.
+    pub then: String,
+}
+
+/// The one command whose answer decides between the top candidates.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Distinguish {
+    /// The candidates it decides between (entry ids, the first result first).
+    pub between: Vec<String>,
+    /// The command to run.
+    pub command: String,
+    /// What each answer means.
+    pub answers: Vec<DistinguishAnswer>,
+}
+
+/// A full search answer: results, candidates the machine ruled out, and the check that
+/// tells the top candidates apart.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Ranking {
+    /// Best first; confidence never increases down the list.
+    pub results: Vec<Hit>,
+    /// Candidates the text supported but this machine's facts rule out (not counted by
+    /// the limit).
+    pub ruled_out: Vec<Hit>,
+    /// When the top candidates differ in cause: what tells them apart.
+    pub distinguish: Option<Distinguish>,
+    /// Checks the candidates need that these facts could not decide, with why.
+    pub undecided: Vec<(String, String)>,
+}
+
+/// Checks of one candidate the facts could not decide: (check, why).
+type Undecided = Vec<(String, String)>;
+
+/// A candidate after text scoring.
+struct Scored {
+    score: f64,
+    id: String,
+    cand: Cand,
+    verdicts: Vec<RuleVerdict>,
+    undecided: Vec<(String, String)>,
 }
 
 impl Kb {
@@ -278,7 +432,7 @@ impl Kb {
         }
     }
 
-    /// Ranks diagnoses for `text`.
+    /// Ranks diagnoses for `text` (the results only).
     pub fn search(
         &self,
         text: &str,
@@ -289,22 +443,49 @@ impl Kb {
         self.search_query(&q, facts, limit)
     }
 
-    /// Ranks diagnoses for an analysed paste.
+    /// Ranks diagnoses for an analysed paste (the results only).
     pub fn search_query(
         &self,
         q: &Query,
         facts: Option<&Diagnosis>,
         limit: usize,
     ) -> Result<Vec<Hit>, KbError> {
+        Ok(self.rank(q, facts, limit)?.results)
+    }
+
+    /// Ranks diagnoses for an analysed paste: gathers the text's evidence, scores it with
+    /// [`WEIGHTS`], ranks on text, then lets the machine's Diagnosis (when given) move a
+    /// confirmed candidate first and set a ruled-out one aside.
+    pub fn rank(
+        &self,
+        q: &Query,
+        facts: Option<&Diagnosis>,
+        limit: usize,
+    ) -> Result<Ranking, KbError> {
         let m = self.matcher()?;
-        let text = &q.normalized;
-        if text.trim().is_empty() || limit == 0 {
-            return Ok(Vec::new());
+        if q.normalized.trim().is_empty() || limit == 0 {
+            return Ok(Ranking::default());
         }
+        let w = &WEIGHTS;
+        let cands = self.gather(m, q, w)?;
+        let scored = score(m, q, cands, facts, w);
+        let pool = diversify(m, scored, limit * 4 + 8, w);
+        let hits = self.to_hits(m, q, pool, w)?;
+        Ok(machine_rank(self, hits, facts.is_some(), limit, w))
+    }
+
+    /// Step 1: every candidate the paste's text gives evidence for.
+    fn gather(
+        &self,
+        m: &Matcher,
+        q: &Query,
+        w: &Weights,
+    ) -> Result<HashMap<String, Cand>, KbError> {
+        let text = &q.normalized;
         let lower = text.to_lowercase();
         let mut cands: HashMap<String, Cand> = HashMap::new();
 
-        // 1. signatures (strong) and code messages
+        // signatures (strong) and code messages
         let mut sig_hit = vec![false; m.sigs.len()];
         let mut msg_keys: BTreeSet<String> = BTreeSet::new();
         let mut check_regex = Vec::new();
@@ -357,12 +538,13 @@ impl Kb {
             }
             let spec = (s.pattern.chars().count().min(80) as f64) / 10.0;
             let c = cands.entry(s.entry.clone()).or_default();
-            c.sig.push(s.weight * (8.0 + spec));
+            c.sig
+                .push(s.weight * (w.signature + w.signature_per_10_chars * spec));
             c.matched
                 .push(format!("signature ({}): {}", s.kind, short(&s.pattern, 90)));
         }
 
-        // 2. codes: names, messages, numbers, Xids
+        // codes: names, messages, numbers, Xids
         let mut keys: BTreeMap<String, (f64, String)> = BTreeMap::new();
         let mut add_key = |k: String, strength: f64, why: String| {
             let e = keys.entry(k).or_insert((0.0, String::new()));
@@ -372,25 +554,29 @@ impl Kb {
         };
         for n in &q.signals.code_names {
             for k in self.code_keys_named(n)? {
-                add_key(k.clone(), 9.0, format!("code name {n} ({k})"));
+                add_key(k.clone(), w.code_name, format!("code name {n} ({k})"));
             }
         }
         for k in msg_keys {
-            add_key(k.clone(), 6.0, format!("code message of {k}"));
+            add_key(k.clone(), w.code_message, format!("code message of {k}"));
         }
         for n in &q.signals.cuda_numbers {
             for lib in ["cuda", "cudart"] {
                 let k = format!("{lib}:{n}");
                 if !self.codes_where("key", &k)?.is_empty() {
-                    add_key(k.clone(), 3.5, format!("error number {n} ({k})"));
+                    add_key(k.clone(), w.code_number, format!("error number {n} ({k})"));
                 }
             }
         }
         for n in &q.signals.nccl_numbers {
-            add_key(format!("nccl:{n}"), 3.5, format!("NCCL result {n}"));
+            add_key(
+                format!("nccl:{n}"),
+                w.code_number,
+                format!("NCCL result {n}"),
+            );
         }
         for n in &q.signals.xids {
-            add_key(format!("xid:{n}"), 9.0, format!("Xid {n}"));
+            add_key(format!("xid:{n}"), w.xid, format!("Xid {n}"));
         }
         for (k, (strength, why)) in keys {
             let rows = self.codes_where("key", &k)?;
@@ -400,7 +586,7 @@ impl Kb {
             let linked: BTreeSet<&String> = rows.iter().flat_map(|r| r.linked.iter()).collect();
             if linked.is_empty() {
                 let c = cands.entry(rows[0].id.clone()).or_default();
-                c.code.push(strength * 0.8);
+                c.code.push(strength * w.unlinked_code);
                 c.matched.push(why.clone());
                 c.code_key = Some(k.clone());
             }
@@ -411,8 +597,8 @@ impl Kb {
             }
         }
 
-        // 3. BM25 (weak)
-        // Binary input only counts exact evidence: its printable runs are mostly noise.
+        // BM25 (weak). Binary input only counts exact evidence: its printable runs are
+        // mostly noise.
         let bm = if q.binary {
             Vec::new()
         } else {
@@ -422,7 +608,7 @@ impl Kb {
         for (s, id, kind) in &bm {
             let rel = if max_bm > 0.0 { s / max_bm } else { 0.0 };
             // raw BM25 also matters: a weak best match should not look strong
-            let part = 6.0 * rel * (max_bm / 12.0).min(1.0);
+            let part = w.bm25 * rel * (max_bm / w.bm25_saturation).min(1.0);
             if kind == "code" {
                 let links: Vec<String> = self
                     .codes_where("id", id)?
@@ -431,132 +617,56 @@ impl Kb {
                     .map(|c| c.linked)
                     .unwrap_or_default();
                 if links.is_empty() {
-                    cands.entry(id.clone()).or_default().bm25 += part * 0.5;
+                    cands.entry(id.clone()).or_default().bm25 += part * w.bm25_code_unlinked;
                 } else {
                     for l in links {
-                        cands.entry(l).or_default().bm25 += part * 0.3;
+                        cands.entry(l).or_default().bm25 += part * w.bm25_code_linked;
                     }
                 }
             } else {
                 cands.entry(id.clone()).or_default().bm25 += part;
             }
         }
+        Ok(cands)
+    }
 
-        // 4. score, rules
-        let qtokens: BTreeSet<String> = tokenize::err_tokens(text)
+    /// Step 4: hits for the ranked pool, dropping BM25-only candidates whose words the
+    /// entry does not share (fragments, numbers).
+    fn to_hits(
+        &self,
+        m: &Matcher,
+        q: &Query,
+        pool: Vec<Scored>,
+        w: &Weights,
+    ) -> Result<Vec<(Hit, Undecided)>, KbError> {
+        let qtokens: BTreeSet<String> = tokenize::err_tokens(&q.normalized)
             .into_iter()
             .map(|(t, _, _)| t)
             .filter(|t| t.len() > 2)
             .collect();
-        let mut scored: Vec<(f64, String, Cand, Vec<RuleVerdict>)> = Vec::new();
-        for (id, mut c) in cands {
-            let strong = diminishing(&mut c.sig) + diminishing(&mut c.code);
-            let mut score = strong + c.bm25;
-            if strong == 0.0 && c.bm25 < 1.5 {
-                continue;
-            }
-            if let Some(e) = m.entries.get(&id) {
-                // Framework affinity: the paste and the entry name the same tool (ollama,
-                // tensorflow, nccl...) or clearly different ones.
-                let pf = &q.signals.frameworks;
-                if !pf.is_empty() && !e.frameworks.is_empty() {
-                    let shared: Vec<&String> =
-                        e.frameworks.iter().filter(|f| pf.contains(f)).collect();
-                    if shared.is_empty() {
-                        score *= 0.5;
-                    } else {
-                        score = score * 1.3 + 1.0;
-                        c.matched.push(format!(
-                            "names {}",
-                            shared
-                                .iter()
-                                .map(|s| String::as_str(s))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ));
-                    }
-                }
-            }
-            let mut verdicts = Vec::new();
-            if let (Some(f), Some(e)) = (facts, m.entries.get(&id)) {
-                for p in &e.conditions {
-                    match f.outcome(p) {
-                        CheckOutcome::Holds(s) => {
-                            score += 10.0;
-                            verdicts.push(RuleVerdict {
-                                predicate: p.clone(),
-                                outcome: "confirmed".into(),
-                                because: s,
-                            });
-                        }
-                        CheckOutcome::Clear(s) => {
-                            score *= 0.3;
-                            verdicts.push(RuleVerdict {
-                                predicate: p.clone(),
-                                outcome: "ruled_out".into(),
-                                because: s,
-                            });
-                        }
-                        CheckOutcome::Undecided(_) => {}
-                    }
-                }
-            }
-            if c.code_key.is_some() {
-                score *= 0.9;
-            }
-            scored.push((score, id, c, verdicts));
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        scored.truncate(limit * 4 + 8);
-        // Diversity: a second hit of an already-shown category is demoted a little, so the
-        // first few answers cover different explanations.
-        let mut reranked = Vec::with_capacity(scored.len());
-        let mut seen_cats: Vec<String> = Vec::new();
-        while !scored.is_empty() {
-            let adj = |x: &(f64, String, Cand, Vec<RuleVerdict>)| {
-                let cat = m
-                    .entries
-                    .get(&x.1)
-                    .map(|e| e.category.as_str())
-                    .unwrap_or("code");
-                let n = seen_cats.iter().filter(|c| *c == cat).count();
-                x.0 * 0.85f64.powi(n as i32)
-            };
-            let best = (0..scored.len())
-                .max_by(|&a, &b| adj(&scored[a]).total_cmp(&adj(&scored[b])).then(b.cmp(&a)))
-                .unwrap_or(0);
-            let x = scored.remove(best);
-            seen_cats.push(
-                m.entries
-                    .get(&x.1)
-                    .map(|e| e.category.clone())
-                    .unwrap_or_else(|| "code".into()),
-            );
-            reranked.push(x);
-        }
-        let scored = reranked;
-        let top = scored.first().map(|s| s.0).unwrap_or(1.0).max(1e-9);
+        let top = pool.first().map(|s| s.score).unwrap_or(1.0).max(1e-9);
         let mut hits = Vec::new();
-        for (score, id, c, verdicts) in scored {
-            if hits.len() >= limit {
-                break;
-            }
-            let has_strong = !c.sig.is_empty() || !c.code.is_empty();
-            let mut conf = 1.0 - (-score / 14.0).exp();
+        for Scored {
+            score,
+            id,
+            cand: c,
+            verdicts,
+            undecided,
+        } in pool
+        {
+            let has_strong = c.has_strong();
+            let mut conf = 1.0 - (-score / w.confidence_scale).exp();
             if !has_strong {
-                conf = conf.min(0.45);
+                conf = conf.min(w.weak_cap);
             }
             conf *= 0.5 + 0.5 * (score / top);
-            if verdicts.iter().any(|v| v.outcome == "confirmed") {
-                conf = conf.max(0.9);
-            }
             let conf = (conf * 100.0).round() / 100.0;
+            let supported = has_strong || score >= w.support * top;
             let mut matched = c.matched;
             if let Some(meta) = m.entries.get(&id) {
                 let entry = self.entry(&id)?;
                 let words = entry_words(entry.as_ref(), meta, &qtokens);
                 if !has_strong && words.is_empty() {
-                    // BM25 on fragments only (split tokens, numbers): not a real match.
                     continue;
                 }
                 if !words.is_empty() {
@@ -565,7 +675,7 @@ impl Kb {
                 let (fixes, confirm, sources) = entry
                     .map(|e: Entry| (e.fixes, e.confirm, e.sources))
                     .unwrap_or_default();
-                hits.push(Hit {
+                let hit = Hit {
                     id: id.clone(),
                     kind: "curated".into(),
                     category: meta.category.clone(),
@@ -579,10 +689,15 @@ impl Kb {
                     confirm,
                     sources,
                     verdicts,
+                    machine: None,
+                    supported,
                     conditions: meta.conditions.clone(),
-                });
+                };
+                hits.push((hit, undecided));
             } else if let Some(code) = self.codes_where("id", &id)?.first() {
-                hits.push(code_hit(code, score, conf, matched));
+                let mut h = code_hit(code, score, conf, matched);
+                h.supported = supported;
+                hits.push((h, undecided));
             }
         }
         Ok(hits)
@@ -757,6 +872,277 @@ fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit
         confirm: Vec::new(),
         sources: urls,
         verdicts: Vec::new(),
+        machine: None,
+        supported: false,
         conditions: Vec::new(),
     }
+}
+
+/// Step 2: each candidate's text score (framework affinity included) and the verdicts of
+/// its checks, best first. Candidates with only faint lexical evidence are dropped.
+fn score(
+    m: &Matcher,
+    q: &Query,
+    cands: HashMap<String, Cand>,
+    facts: Option<&Diagnosis>,
+    w: &Weights,
+) -> Vec<Scored> {
+    let mut scored = Vec::new();
+    for (id, mut c) in cands {
+        let strong = diminishing(&mut c.sig, w.repeat) + diminishing(&mut c.code, w.repeat);
+        if strong == 0.0 && c.bm25 < w.min_bm25 {
+            continue;
+        }
+        let mut score = strong + c.bm25;
+        let meta = m.entries.get(&id);
+        if let Some(e) = meta {
+            // Framework affinity: the paste and the entry name the same tool (ollama,
+            // tensorflow, nccl...) or clearly different ones.
+            let pf = &q.signals.frameworks;
+            if !pf.is_empty() && !e.frameworks.is_empty() {
+                let shared: Vec<&str> = e
+                    .frameworks
+                    .iter()
+                    .filter(|f| pf.contains(f))
+                    .map(String::as_str)
+                    .collect();
+                if shared.is_empty() {
+                    score *= w.other_framework;
+                } else {
+                    score = score * w.same_framework + w.same_framework_add;
+                    c.matched.push(format!("names {}", shared.join(", ")));
+                }
+            }
+        }
+        if c.code_key.is_some() {
+            score *= w.code_only;
+        }
+        let mut verdicts = Vec::new();
+        let mut undecided = Vec::new();
+        if let (Some(f), Some(e)) = (facts, meta) {
+            for p in &e.conditions {
+                match f.outcome(p) {
+                    CheckOutcome::Holds(s) => verdicts.push(RuleVerdict {
+                        predicate: p.clone(),
+                        outcome: "confirmed".into(),
+                        because: s,
+                    }),
+                    CheckOutcome::Clear(s) => verdicts.push(RuleVerdict {
+                        predicate: p.clone(),
+                        outcome: "ruled_out".into(),
+                        because: s,
+                    }),
+                    CheckOutcome::Undecided(why) => undecided.push((p.clone(), why)),
+                }
+            }
+        }
+        scored.push(Scored {
+            score,
+            id,
+            cand: c,
+            verdicts,
+            undecided,
+        });
+    }
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    scored
+}
+
+/// Step 3: the best `n` candidates, re-ordered so the first few cover different causes
+/// (a further hit of an already-shown category is demoted a little).
+fn diversify(m: &Matcher, mut scored: Vec<Scored>, n: usize, w: &Weights) -> Vec<Scored> {
+    scored.truncate(n);
+    let category = |id: &str| {
+        m.entries
+            .get(id)
+            .map(|e| e.category.clone())
+            .unwrap_or_else(|| "code".into())
+    };
+    let mut out = Vec::with_capacity(scored.len());
+    let mut seen: Vec<String> = Vec::new();
+    while !scored.is_empty() {
+        let adj = |x: &Scored| {
+            let cat = category(&x.id);
+            let k = seen.iter().filter(|c| **c == cat).count();
+            x.score * w.diversity.powi(k as i32)
+        };
+        let best = (0..scored.len())
+            .max_by(|&a, &b| adj(&scored[a]).total_cmp(&adj(&scored[b])).then(b.cmp(&a)))
+            .unwrap_or(0);
+        let x = scored.remove(best);
+        seen.push(category(&x.id));
+        out.push(x);
+    }
+    out
+}
+
+/// The machine verdict of one hit from its checks: confirmed when a check holds, ruled
+/// out when one is clear and none holds, unknown otherwise (with why).
+fn machine_verdict(h: &Hit, undecided: &[(String, String)]) -> MachineVerdict {
+    if let Some(v) = h.verdicts.iter().find(|v| v.outcome == "confirmed") {
+        return MachineVerdict {
+            outcome: "confirmed".into(),
+            check: Some(v.predicate.clone()),
+            because: v.because.clone(),
+        };
+    }
+    if let Some(v) = h.verdicts.iter().find(|v| v.outcome == "ruled_out") {
+        return MachineVerdict {
+            outcome: "ruled_out".into(),
+            check: Some(v.predicate.clone()),
+            because: v.because.clone(),
+        };
+    }
+    match undecided.first() {
+        Some((check, why)) => MachineVerdict {
+            outcome: "unknown".into(),
+            check: Some(check.clone()),
+            because: why.clone(),
+        },
+        None => MachineVerdict {
+            outcome: "unknown".into(),
+            check: None,
+            because: "no doctor check decides this cause".into(),
+        },
+    }
+}
+
+/// Step 5: the machine decides among what the text supports. A confirmed, supported
+/// candidate moves first; a ruled-out one moves to `ruled_out` (when it would have been
+/// shown); unknowns keep their text rank. Confidence never increases down the results.
+fn machine_rank(
+    kb: &Kb,
+    hits: Vec<(Hit, Undecided)>,
+    facts_given: bool,
+    limit: usize,
+    w: &Weights,
+) -> Ranking {
+    let mut first = Vec::new();
+    let mut rest = Vec::new();
+    let mut ruled_out = Vec::new();
+    let mut undecided: Vec<(String, String)> = Vec::new();
+    for (pos, (mut h, und)) in hits.into_iter().enumerate() {
+        if facts_given {
+            let v = machine_verdict(&h, &und);
+            for u in und {
+                if !undecided.iter().any(|x| x.0 == u.0) && pos < limit {
+                    undecided.push(u);
+                }
+            }
+            let outcome = v.outcome.clone();
+            h.machine = Some(v);
+            match outcome.as_str() {
+                "confirmed" if h.supported => {
+                    h.confidence = h.confidence.max(w.confirmed_floor);
+                    first.push(h);
+                    continue;
+                }
+                "ruled_out" => {
+                    if pos < limit {
+                        ruled_out.push(h);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        rest.push(h);
+    }
+    first.extend(rest);
+    first.truncate(limit);
+    let mut cap = 1.0_f64;
+    for h in &mut first {
+        h.confidence = h.confidence.min(cap);
+        cap = h.confidence;
+    }
+    let distinguish = distinguish(kb, &first);
+    Ranking {
+        results: first,
+        ruled_out,
+        distinguish,
+        undecided,
+    }
+}
+
+/// When the first result is not confirmed and the next results name a different cause:
+/// the command whose answer decides between them. Answers written in the entries'
+/// `[[confirm]]` come first; otherwise, when either names a doctor check, `gpukb doctor`.
+fn distinguish(kb: &Kb, results: &[Hit]) -> Option<Distinguish> {
+    let top = results.first()?;
+    if top
+        .machine
+        .as_ref()
+        .is_some_and(|m| m.outcome == "confirmed")
+    {
+        return None;
+    }
+    let other = results
+        .iter()
+        .skip(1)
+        .take(2)
+        .find(|h| h.category != top.category)?;
+    let between = vec![top.id.clone(), other.id.clone()];
+    for h in [top, other] {
+        if let Some(c) = h.confirm.iter().find(|c| !c.answers.is_empty()) {
+            return Some(Distinguish {
+                between,
+                command: c.command.clone(),
+                answers: c
+                    .answers
+                    .iter()
+                    .map(|a| DistinguishAnswer {
+                        if_: a.if_.clone(),
+                        then: answer_then(kb, a),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let answers: Vec<DistinguishAnswer> = [top, other]
+        .iter()
+        .filter_map(|h| {
+            let check = h.conditions.first()?;
+            Some(DistinguishAnswer {
+                if_: format!("it reports the check `{check}`"),
+                then: format!("{} [{}]", h.title, h.id),
+            })
+        })
+        .collect();
+    let mut answers = answers;
+    match answers.len() {
+        0 => return None,
+        1 => {
+            let rest = if top.conditions.is_empty() {
+                top
+            } else {
+                other
+            };
+            answers.push(DistinguishAnswer {
+                if_: "it does not".into(),
+                then: format!("more likely {} [{}]", rest.title, rest.id),
+            });
+        }
+        _ => {}
+    }
+    Some(Distinguish {
+        between,
+        command: "gpukb doctor".into(),
+        answers,
+    })
+}
+
+/// An answer's meaning, naming the entries it rules out.
+fn answer_then(kb: &Kb, a: &crate::model::Answer) -> String {
+    if a.rules_out.is_empty() {
+        return a.means.clone();
+    }
+    let names: Vec<String> = a
+        .rules_out
+        .iter()
+        .map(|id| match kb.entry(id) {
+            Ok(Some(e)) => format!("{} [{id}]", e.title),
+            _ => id.clone(),
+        })
+        .collect();
+    format!("{} (rules out: {})", a.means, names.join("; "))
 }

@@ -29,6 +29,12 @@ pub struct Signals {
     pub sonames: Vec<String>,
     /// Frameworks and tools named.
     pub frameworks: Vec<String>,
+    /// NVIDIA driver releases the paste names (`535.104.05`; `550.54` after "driver").
+    pub driver_versions: Vec<String>,
+    /// GPU models the paste names, lower-case words (`rtx 4090`, `a100`, `h200`).
+    pub gpu_models: Vec<String>,
+    /// PyTorch builds the paste names (`2.5.1+cu124`, `2.7.0`).
+    pub torch_versions: Vec<String>,
 }
 
 impl Signals {
@@ -67,7 +73,45 @@ static SONAME: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
+static DRIVER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[^0-9.])([3-9][0-9]{2}\.[0-9]{2,3}(?:\.[0-9]{2,3})?)(?:$|[^0-9.]|\.[^0-9])")
+        .expect("static regex")
+});
+static GEFORCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(rtx|gtx)[ \t]?([0-9]{3,4})(?:[ \t]?(ti|super))?\b").expect("static regex")
+});
+static DATACENTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(a100|a800|a10g|a10|a30|a40|a16|a2|h100|h800|h200|h20|gh200|gb200|gb300|gb10",
+        r"|b200|b100|b300|l40s|l40|l4|t4|v100|p100|p40|p4|k80|m60)\b"
+    ))
+    .expect("static regex")
+});
+static TORCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)(?:\btorch(?:==|[ \t]+version:?[ \t]*|[ \t]+|-)v?([0-9]\.[0-9]{1,2}\.[0-9]{1,2}(?:\+(?:cu[0-9]{2,3}|cpu))?)\b",
+        r"|\b([0-9]\.[0-9]{1,2}\.[0-9]{1,2}\+cu[0-9]{2,3})\b)"
+    ))
+    .expect("static regex")
+});
+
 const MAX_EACH: usize = 32;
+
+/// Driver releases in `text`: three-part releases anywhere (`535.104.05`), two-part ones
+/// only within 40 characters after "driver" or "nvidia" (`driver 550.54`).
+fn driver_versions(text: &str, lower: &str, out: &mut Vec<String>) {
+    for c in DRIVER.captures_iter(text) {
+        let Some(m) = c.get(1) else { continue };
+        let v = m.as_str();
+        let parts = v.split('.').count();
+        let before = &lower[m.start().saturating_sub(40)..m.start()];
+        let named =
+            before.contains("driver") || before.contains("nvidia") || before.contains("nvrm");
+        if parts == 3 || named {
+            push_unique(out, v.to_string());
+        }
+    }
+}
 
 fn push_unique<T: PartialEq>(v: &mut Vec<T>, x: T) {
     if v.len() < MAX_EACH && !v.contains(&x) {
@@ -145,6 +189,25 @@ pub fn extract(text: &str) -> Signals {
         }
     }
     s.sonames = sonames.into_iter().collect();
+    if lower_all.bytes().any(|b| b.is_ascii_digit()) {
+        driver_versions(text, &lower_all, &mut s.driver_versions);
+        for c in GEFORCE.captures_iter(text) {
+            let mut m = format!("{} {}", c[1].to_ascii_lowercase(), &c[2]);
+            if let Some(x) = c.get(3) {
+                m.push(' ');
+                m.push_str(&x.as_str().to_ascii_lowercase());
+            }
+            push_unique(&mut s.gpu_models, m);
+        }
+        for c in TORCH.captures_iter(text) {
+            if let Some(m) = c.get(1).or_else(|| c.get(2)) {
+                push_unique(&mut s.torch_versions, m.as_str().to_ascii_lowercase());
+            }
+        }
+    }
+    for c in DATACENTER.captures_iter(text) {
+        push_unique(&mut s.gpu_models, c[1].to_ascii_lowercase());
+    }
     s.frameworks = crate::model::frameworks_in(text)
         .into_iter()
         .map(String::from)

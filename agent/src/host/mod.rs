@@ -20,6 +20,7 @@
 #![allow(clippy::disallowed_methods)] // this module is the seam the ban protects
 
 mod capture;
+pub mod elf_cache;
 mod env;
 mod paths;
 mod runner;
@@ -106,6 +107,9 @@ pub struct LiveOptions {
     pub command_timeout: Duration,
     /// Replaces the process environment (tests); `None` reads the real one.
     pub env: Option<BTreeMap<String, String>>,
+    /// Where ELF summaries of large libraries are cached (see [`elf_cache`]); `None`
+    /// parses every time.
+    pub elf_cache: Option<PathBuf>,
 }
 
 impl Default for LiveOptions {
@@ -114,6 +118,7 @@ impl Default for LiveOptions {
             root: PathBuf::from("/"),
             command_timeout: Duration::from_secs(5),
             env: None,
+            elf_cache: None,
         }
     }
 }
@@ -128,6 +133,7 @@ pub struct Host {
     command_timeout: Duration,
     replay: Option<Journal>,
     recorder: Option<Mutex<capture::Recorder>>,
+    elf_cache: Option<PathBuf>,
 }
 
 impl Host {
@@ -144,6 +150,7 @@ impl Host {
             command_timeout: opts.command_timeout,
             replay: None,
             recorder: None,
+            elf_cache: opts.elf_cache,
         }
     }
 
@@ -156,6 +163,7 @@ impl Host {
             command_timeout: Duration::from_secs(5),
             replay: None,
             recorder: None,
+            elf_cache: None,
         }
     }
 
@@ -170,6 +178,7 @@ impl Host {
             command_timeout: Duration::from_secs(5),
             replay: Some(journal),
             recorder: None,
+            elf_cache: None,
         })
     }
 
@@ -298,16 +307,27 @@ impl Host {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(path, &e)),
         };
+        let cache = match (&self.elf_cache, file.metadata()) {
+            (Some(dir), Ok(m)) if m.len() >= elf_cache::MIN_CACHED_SIZE => {
+                Some((dir, elf_cache::key(&full, &m)))
+            }
+            _ => None,
+        };
+        if let Some(hit) = cache.as_ref().and_then(|(d, k)| elf_cache::get(d, k)) {
+            return Ok(Some(hit));
+        }
         // SAFETY: the map is read-only and dropped before returning; a file
         // truncated underneath us can at worst fault this process, the same
         // risk every ELF tool takes.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err(path, &e))?;
-        crate::elf::parse_elf_file(&map, &file)
-            .map(Some)
-            .map_err(|message| HostError::Parse {
-                path: path.to_string(),
-                message,
-            })
+        let info = crate::elf::parse_elf_file(&map, &file).map_err(|message| HostError::Parse {
+            path: path.to_string(),
+            message,
+        })?;
+        if let Some((d, k)) = &cache {
+            elf_cache::put(d, k, &info);
+        }
+        Ok(Some(info))
     }
 
     /// Runs a command with the host's timeout. `Ok(None)` when the program

@@ -1,0 +1,159 @@
+//! Search ranking with machine facts: the paste's own facts are compared with the
+//! machine's (agreement), a confirmed candidate moves first, a ruled-out one is set aside
+//! with its reason, confidence never increases down the results, and candidates that
+//! share text get the command that tells them apart.
+
+use gpukb_facts::read::fingerprint_from_json;
+use gpukb_facts::Fingerprint;
+use gpukb_kb::agreement::compare;
+use gpukb_kb::diagnose::diagnose;
+use gpukb_kb::Kb;
+use serde_json::{json, Value};
+
+const H200: &str = include_str!("../../tests/fixtures/h200/fingerprint.json");
+
+fn h200() -> Value {
+    serde_json::from_str(H200).unwrap()
+}
+
+fn fp(v: &Value) -> Fingerprint {
+    fingerprint_from_json(v.to_string().as_bytes()).unwrap()
+}
+
+#[test]
+fn a_paste_from_another_machine_contradicts_the_h200() {
+    let kb = Kb::open().unwrap();
+    let q = kb.analyze(
+        b"NVIDIA GeForce RTX 3060 with driver 470.82.01\ntorch 1.12.1+cu113\nno kernel image is available",
+    );
+    assert_eq!(q.signals.driver_versions, vec!["470.82.01"]);
+    assert_eq!(q.signals.gpu_models, vec!["rtx 3060"]);
+    assert_eq!(q.signals.torch_versions, vec!["1.12.1+cu113"]);
+    let a = compare(&q.signals, &fp(&h200()));
+    assert_eq!(a.contradicts.len(), 3, "{a:?}");
+    assert!(a.contradicts[0].contains("580.159.04"), "{a:?}");
+    let why = a.reason_not_applied().unwrap();
+    assert!(
+        why.starts_with("this machine does not look like the one in the paste"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_paste_from_this_machine_agrees() {
+    let kb = Kb::open().unwrap();
+    let q = kb.analyze(
+        b"Driver Version: 580.159.04 | NVIDIA H200 | torch 2.11.0\nCUDA error: out of memory",
+    );
+    let a = compare(&q.signals, &fp(&h200()));
+    assert!(a.contradicts.is_empty(), "{a:?}");
+    assert_eq!(a.agrees.len(), 3, "{a:?}");
+    assert!(a.reason_not_applied().is_none());
+    // A paste without facts of its own contradicts nothing.
+    let q = kb.analyze(b"RuntimeError: CUDA error: out of memory");
+    assert_eq!(compare(&q.signals, &fp(&h200())), Default::default());
+}
+
+#[test]
+fn ip_addresses_and_cuda_versions_are_not_driver_releases() {
+    let kb = Kb::open().unwrap();
+    let q = kb.analyze(b"connect to 192.168.100.12 failed; CUDA Version: 12.8; build 2.5.1");
+    assert!(q.signals.driver_versions.is_empty(), "{:?}", q.signals);
+    let q = kb.analyze(b"NVIDIA-SMI 550.54.14  Driver Version: 550.54");
+    assert_eq!(q.signals.driver_versions, vec!["550.54.14", "550.54"]);
+}
+
+fn blackwell_on_old_torch() -> Value {
+    let mut v = h200();
+    for g in v["nvml"]["value"]["gpus"].as_array_mut().unwrap() {
+        g["compute_capability"] = json!("12.0");
+        g["name"] = json!("NVIDIA GeForce RTX 5090");
+    }
+    let t = &mut v["python"][0]["torch"];
+    t["version"] = json!("2.0.1+cu117");
+    t["cuda"] = json!("11.7");
+    t["kernels"]["value"]["targets"] = json!([
+        {"kind": "sass", "arch": 80, "variant": "plain", "version": [1, 7], "compressed": false, "count": 1},
+        {"kind": "sass", "arch": 86, "variant": "plain", "version": [1, 7], "compressed": false, "count": 1}
+    ]);
+    v
+}
+
+#[test]
+fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
+    let kb = Kb::open().unwrap();
+    let paste =
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device";
+    let q = kb.analyze(paste);
+    let d = diagnose(&fp(&blackwell_on_old_torch()), "test", None);
+    let r = kb.rank(&q, Some(&d), 5).unwrap();
+    let first = &r.results[0];
+    let m = first.machine.as_ref().unwrap();
+    assert_eq!(m.outcome, "confirmed", "{:?}", first.id);
+    assert_eq!(m.check.as_deref(), Some("torch_lacks_gpu_arch"));
+    assert!(first.confidence >= 0.9);
+    for w in r.results.windows(2) {
+        assert!(
+            w[0].confidence >= w[1].confidence,
+            "{} then {}",
+            w[0].confidence,
+            w[1].confidence
+        );
+    }
+    // Every result carries the machine's word, and nothing ruled out is among them.
+    assert!(r
+        .results
+        .iter()
+        .all(|h| h.machine.as_ref().is_some_and(|m| m.outcome != "ruled_out")));
+
+    // On the healthy H200 the same paste's arch causes are ruled out, with the reason.
+    let d = diagnose(&fp(&h200()), "test", None);
+    let r = kb.rank(&q, Some(&d), 5).unwrap();
+    let out = r
+        .ruled_out
+        .iter()
+        .find(|h| h.id == "torch-wheel-missing-gpu-arch")
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                r.ruled_out.iter().map(|h| &h.id).collect::<Vec<_>>()
+            )
+        });
+    let m = out.machine.as_ref().unwrap();
+    assert_eq!(m.outcome, "ruled_out");
+    assert!(!m.because.is_empty());
+    assert!(!r.results.iter().any(|h| h.id == out.id));
+    for w in r.results.windows(2) {
+        assert!(w[0].confidence >= w[1].confidence);
+    }
+}
+
+#[test]
+fn text_alone_keeps_every_candidate_and_no_machine_word() {
+    let kb = Kb::open().unwrap();
+    let q = kb.analyze(
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    );
+    let r = kb.rank(&q, None, 5).unwrap();
+    assert!(r.ruled_out.is_empty());
+    assert!(r.results.iter().all(|h| h.machine.is_none()));
+    for w in r.results.windows(2) {
+        assert!(w[0].confidence >= w[1].confidence);
+    }
+}
+
+#[test]
+fn causes_that_share_a_message_get_the_command_that_tells_them_apart() {
+    let kb = Kb::open().unwrap();
+    let q = kb.analyze(b"Failed to initialize NVML: Driver/library version mismatch");
+    let r = kb.rank(&q, None, 5).unwrap();
+    let d = r.distinguish.expect("a distinguishing command");
+    assert_eq!(d.between.len(), 2);
+    assert_eq!(d.between[0], r.results[0].id);
+    assert!(!d.command.is_empty());
+    assert!(d.answers.len() >= 2, "{d:?}");
+    assert!(d
+        .answers
+        .iter()
+        .all(|a| !a.if_.is_empty() && !a.then.is_empty()));
+}
