@@ -24,8 +24,11 @@ pub struct SearchArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "no_detect"])]
     pub fingerprint: Option<PathBuf>,
     /// Use the machine facts of a capture directory written by `gpukb capture`.
-    #[arg(long, value_name = "DIR", conflicts_with = "no_detect")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["no_detect", "root"])]
     pub replay: Option<PathBuf>,
+    /// Use the machine facts of a copied root filesystem (files only).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["no_detect", "fingerprint"])]
+    pub root: Option<PathBuf>,
     /// Do not look at this machine; rank on the text alone.
     #[arg(long)]
     pub no_detect: bool,
@@ -38,7 +41,7 @@ impl SearchArgs {
             return None;
         }
         Some(crate::machine::MachineArgs {
-            root: None,
+            root: self.root.clone(),
             replay: self.replay.clone(),
             fingerprint: self.fingerprint.clone(),
             timeout: 3.0,
@@ -49,7 +52,7 @@ impl SearchArgs {
 /// Whose machine facts search used, and whether it applied them.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FactsUse {
-    /// `this_machine`, `capture`, `fingerprint_file` or `none`.
+    /// `this_machine`, `capture`, `fingerprint_file`, `root` or `none`.
     pub from: &'static str,
     /// The capture directory or fingerprint file.
     pub path: Option<String>,
@@ -79,6 +82,7 @@ impl FactsUse {
         match (self.from, &self.path) {
             ("capture", Some(p)) => format!("the capture {p}"),
             ("fingerprint_file", Some(p)) => format!("the fingerprint {p}"),
+            ("root", Some(p)) => format!("the root filesystem {p}"),
             _ => "this machine".into(),
         }
     }
@@ -131,9 +135,10 @@ fn with_machine(
             FactsUse::none("--no-detect: ranking on the text alone"),
         ));
     };
-    let (from, path) = match (&machine.replay, &machine.fingerprint) {
-        (Some(d), _) => ("capture", Some(d.display().to_string())),
-        (_, Some(f)) => ("fingerprint_file", Some(f.display().to_string())),
+    let (from, path) = match (&machine.replay, &machine.fingerprint, &machine.root) {
+        (Some(d), _, _) => ("capture", Some(d.display().to_string())),
+        (_, Some(f), _) => ("fingerprint_file", Some(f.display().to_string())),
+        (_, _, Some(r)) => ("root", Some(r.display().to_string())),
         _ => ("this_machine", None),
     };
     let detected = from == "this_machine";

@@ -349,6 +349,9 @@ pub struct MachineVerdict {
     pub check: Option<String>,
     /// The fact sentence, or why it stays unknown.
     pub because: String,
+    /// Whether the confirming finding is a root cause on that machine (not a symptom that
+    /// another finding explains).
+    pub root_cause: bool,
 }
 
 /// One answer of a distinguishing command.
@@ -471,7 +474,7 @@ impl Kb {
         let scored = score(m, q, cands, facts, w);
         let pool = diversify(m, scored, limit * 4 + 8, w);
         let hits = self.to_hits(m, q, pool, w)?;
-        Ok(machine_rank(self, hits, facts.is_some(), limit, w))
+        Ok(machine_rank(self, hits, facts, limit, w))
     }
 
     /// Step 1: every candidate the paste's text gives evidence for.
@@ -976,33 +979,65 @@ fn diversify(m: &Matcher, mut scored: Vec<Scored>, n: usize, w: &Weights) -> Vec
     out
 }
 
-/// The machine verdict of one hit from its checks: confirmed when a check holds, ruled
-/// out when one is clear and none holds, unknown otherwise (with why).
-fn machine_verdict(h: &Hit, undecided: &[(String, String)]) -> MachineVerdict {
-    if let Some(v) = h.verdicts.iter().find(|v| v.outcome == "confirmed") {
-        return MachineVerdict {
-            outcome: "confirmed".into(),
-            check: Some(v.predicate.clone()),
-            because: v.because.clone(),
-        };
+/// The machine verdict of one hit from its checks. An entry's conditions are
+/// alternatives (any one that holds confirms it) except context checks (on Jetson, in a
+/// container, WSL…), which only rule out: confirmed when a non-context check holds and
+/// no context check is clear; ruled out when a context check is clear or every other
+/// check is; unknown otherwise, with why.
+fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> MachineVerdict {
+    let context = |c: &str| crate::diagnose::checks::CONTEXT.contains(&c);
+    let is_root = |check: &str| d.findings.iter().any(|f| f.check == check && f.root_cause);
+    let verdict = |v: &RuleVerdict, outcome: &str| MachineVerdict {
+        outcome: outcome.into(),
+        check: Some(v.predicate.clone()),
+        because: v.because.clone(),
+        root_cause: outcome == "confirmed" && is_root(&v.predicate),
+    };
+    if let Some(v) = h
+        .verdicts
+        .iter()
+        .find(|v| v.outcome == "ruled_out" && context(&v.predicate))
+    {
+        return verdict(v, "ruled_out");
     }
-    if let Some(v) = h.verdicts.iter().find(|v| v.outcome == "ruled_out") {
-        return MachineVerdict {
-            outcome: "ruled_out".into(),
-            check: Some(v.predicate.clone()),
-            because: v.because.clone(),
-        };
+    let confirmed: Vec<&RuleVerdict> = h
+        .verdicts
+        .iter()
+        .filter(|v| v.outcome == "confirmed" && !context(&v.predicate))
+        .collect();
+    if let Some(v) = confirmed
+        .iter()
+        .find(|v| is_root(&v.predicate))
+        .or(confirmed.first())
+    {
+        return verdict(v, "confirmed");
+    }
+    let deciding = |c: &str| !context(c);
+    let clear: Vec<&RuleVerdict> = h
+        .verdicts
+        .iter()
+        .filter(|v| v.outcome == "ruled_out" && deciding(&v.predicate))
+        .collect();
+    let open = undecided.iter().filter(|(c, _)| deciding(c)).count();
+    if let (Some(v), 0) = (clear.first(), open) {
+        return verdict(v, "ruled_out");
     }
     match undecided.first() {
         Some((check, why)) => MachineVerdict {
             outcome: "unknown".into(),
             check: Some(check.clone()),
             because: why.clone(),
+            root_cause: false,
         },
         None => MachineVerdict {
             outcome: "unknown".into(),
             check: None,
-            because: "no doctor check decides this cause".into(),
+            because: if h.conditions.iter().any(|c| deciding(c)) {
+                "no doctor check decides this cause".into()
+            } else {
+                "this machine's context fits; no check confirms the cause itself".into()
+            },
+            root_cause: false,
         },
     }
 }
@@ -1013,28 +1048,33 @@ fn machine_verdict(h: &Hit, undecided: &[(String, String)]) -> MachineVerdict {
 fn machine_rank(
     kb: &Kb,
     hits: Vec<(Hit, Undecided)>,
-    facts_given: bool,
+    facts: Option<&Diagnosis>,
     limit: usize,
     w: &Weights,
 ) -> Ranking {
     let mut first = Vec::new();
+    let mut weak_roots = Vec::new();
     let mut rest = Vec::new();
     let mut ruled_out = Vec::new();
     let mut undecided: Vec<(String, String)> = Vec::new();
     for (pos, (mut h, und)) in hits.into_iter().enumerate() {
-        if facts_given {
-            let v = machine_verdict(&h, &und);
+        if let Some(d) = facts {
+            let v = machine_verdict(&h, &und, d);
             for u in und {
                 if !undecided.iter().any(|x| x.0 == u.0) && pos < limit {
                     undecided.push(u);
                 }
             }
-            let outcome = v.outcome.clone();
+            let (outcome, root) = (v.outcome.clone(), v.root_cause);
             h.machine = Some(v);
             match outcome.as_str() {
                 "confirmed" if h.supported => {
                     h.confidence = h.confidence.max(w.confirmed_floor);
                     first.push(h);
+                    continue;
+                }
+                "confirmed" if root => {
+                    weak_roots.push((rest.len(), h));
                     continue;
                 }
                 "ruled_out" => {
@@ -1048,6 +1088,36 @@ fn machine_rank(
         }
         rest.push(h);
     }
+    // A root cause the machine confirms joins the confirmed answers even when the text
+    // supports it only weakly, provided the text's own answer is confirmed too (the
+    // machine and the paste agree that this part of the stack is broken). Otherwise it
+    // keeps its text rank.
+    if first.is_empty() {
+        for (at, h) in weak_roots.into_iter().rev() {
+            rest.insert(at.min(rest.len()), h);
+        }
+    } else {
+        for (_, mut h) in weak_roots {
+            h.confidence = h.confidence.max(w.confirmed_floor);
+            first.push(h);
+        }
+        if let Some(d) = facts {
+            if !first
+                .iter()
+                .any(|h| h.machine.as_ref().is_some_and(|m| m.root_cause))
+            {
+                if let Some(h) = first.first().and_then(|h| root_cause_hit(kb, d, h, w)) {
+                    first.retain(|x| x.id != h.id);
+                    rest.retain(|x| x.id != h.id);
+                    ruled_out.retain(|x| x.id != h.id);
+                    first.insert(0, h);
+                }
+            }
+        }
+    }
+    // A confirmed root cause before a confirmed symptom it explains (stable: text order
+    // otherwise).
+    first.sort_by_key(|h| !h.machine.as_ref().is_some_and(|m| m.root_cause));
     first.extend(rest);
     first.truncate(limit);
     let mut cap = 1.0_f64;
@@ -1062,6 +1132,62 @@ fn machine_rank(
         distinguish,
         undecided,
     }
+}
+
+/// When the confirmed answer is a symptom that the machine's Diagnosis explains by a
+/// root cause: that root cause's KB entry (one whose conditions name the root check, of
+/// the check's category when several do), as a hit that says why it is there.
+fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<Hit> {
+    let check = symptom.machine.as_ref()?.check.as_deref()?;
+    let mut finding = d.findings.iter().find(|f| f.check == check)?;
+    for _ in 0..8 {
+        match &finding.explained_by {
+            Some(id) => finding = d.findings.iter().find(|f| &f.id == id)?,
+            None => break,
+        }
+    }
+    if !finding.root_cause || finding.check == check {
+        return None;
+    }
+    let m = kb.matcher().ok()?;
+    let mut ids: Vec<(&String, &EntryMeta)> = m
+        .entries
+        .iter()
+        .filter(|(_, e)| e.conditions.contains(&finding.check))
+        .collect();
+    ids.sort_by_key(|(id, e)| (e.category != finding.category, *id));
+    let (id, meta) = ids.first()?;
+    let entry = kb.entry(id).ok()??;
+    Some(Hit {
+        id: (*id).clone(),
+        kind: "curated".into(),
+        category: meta.category.clone(),
+        layer: meta.layer.clone(),
+        title: meta.title.clone(),
+        summary: meta.summary.clone(),
+        score: symptom.score,
+        confidence: symptom.confidence.max(w.confirmed_floor),
+        matched: vec![format!(
+            "the machine's root cause of \"{}\" [{}]",
+            symptom.title, symptom.id
+        )],
+        fixes: entry.fixes,
+        confirm: entry.confirm,
+        sources: entry.sources,
+        verdicts: vec![RuleVerdict {
+            predicate: finding.check.clone(),
+            outcome: "confirmed".into(),
+            because: finding.title.clone(),
+        }],
+        machine: Some(MachineVerdict {
+            outcome: "confirmed".into(),
+            check: Some(finding.check.clone()),
+            because: finding.title.clone(),
+            root_cause: true,
+        }),
+        supported: false,
+        conditions: meta.conditions.clone(),
+    })
 }
 
 /// When the first result is not confirmed and the next results name a different cause:
