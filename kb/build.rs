@@ -182,6 +182,28 @@ fn regex_prefilter(pattern: &str) -> Option<String> {
     (quality(&set) >= 3).then(|| set.join("\x1f"))
 }
 
+/// The names of a `same_as` field: comma-separated snake_case categories, none empty.
+fn same_as_list(field: &str) -> Result<Vec<String>, String> {
+    let field = field.trim();
+    if field.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for name in field.split(',').map(str::trim) {
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !ok {
+            return Err(format!(
+                "\"{name}\" is not a category name (snake_case, comma-separated)"
+            ));
+        }
+        out.push(name.to_string());
+    }
+    Ok(out)
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("\ngpukb-kb build: {e}\n");
@@ -208,21 +230,44 @@ fn run() -> Result<(), BoxErr> {
     // --- categories
     let cat_path = root.join("categories.tsv");
     let cat_text = std::fs::read_to_string(&cat_path)?;
-    let mut categories: Vec<[String; 4]> = Vec::new();
+    let mut categories: Vec<[String; 5]> = Vec::new();
     for (i, line) in cat_text.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
         let f: Vec<&str> = line.split('\t').collect();
-        if f.len() != 4 || f.iter().any(|x| x.trim().is_empty()) {
+        // 4 fields, or 5 with `same_as` (comma-separated eval categories naming the same
+        // cause; may be empty).
+        if !(4..=5).contains(&f.len()) || f[..4].iter().any(|x| x.trim().is_empty()) {
             return Err(format!(
-                "{}:{}: expected 4 non-empty tab-separated fields (category, layer, meaning, source)",
+                "{}:{}: expected 4 non-empty tab-separated fields (category, layer, meaning, source) and an optional 5th (same_as)",
                 cat_path.display(),
                 i + 1
             )
             .into());
         }
-        categories.push([f[0].into(), f[1].into(), f[2].into(), f[3].into()]);
+        let same_as = same_as_list(f.get(4).copied().unwrap_or(""))
+            .map_err(|m| format!("{}:{}: same_as: {m}", cat_path.display(), i + 1))?;
+        categories.push([
+            f[0].into(),
+            f[1].into(),
+            f[2].into(),
+            f[3].into(),
+            same_as.join(","),
+        ]);
+    }
+    {
+        let mut seen = BTreeSet::new();
+        for c in &categories {
+            if !seen.insert(c[0].as_str()) {
+                return Err(format!(
+                    "{}: category \"{}\" is listed twice",
+                    cat_path.display(),
+                    c[0]
+                )
+                .into());
+            }
+        }
     }
     let cat_set: BTreeSet<&str> = categories.iter().map(|c| c[0].as_str()).collect();
 
@@ -495,15 +540,35 @@ fn read_examples(dir: &Path) -> Result<Vec<(String, String)>, BoxErr> {
             .unwrap_or_default()
             .to_string_lossy()
             .to_string();
-        out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        out.push((name, strip_source_lines(&text).to_string()));
     }
     Ok(out)
+}
+
+/// An example's text without its leading `# source: URL` lines (where the paste was
+/// taken from or what documents it); they are provenance, not part of the paste.
+fn strip_source_lines(text: &str) -> &str {
+    let mut rest = text;
+    while let Some(line) = rest.lines().next() {
+        let t = line.trim_start();
+        let is_source = t
+            .strip_prefix('#')
+            .map(str::trim_start)
+            .and_then(|t| t.strip_prefix("source:"))
+            .is_some_and(|u| u.trim_start().starts_with("http"));
+        if !is_source {
+            break;
+        }
+        rest = rest[line.len()..].trim_start_matches(['\r', '\n']);
+    }
+    rest
 }
 
 #[allow(clippy::too_many_arguments)]
 fn write_sqlite(
     out: &Path,
-    categories: &[[String; 4]],
+    categories: &[[String; 5]],
     codes: &[CodeRow],
     entries: &[Loaded],
     links: &BTreeMap<String, Vec<String>>,
@@ -517,7 +582,7 @@ fn write_sqlite(
     db.execute_batch(
         "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE categories(category TEXT PRIMARY KEY, layer TEXT NOT NULL, meaning TEXT NOT NULL, source TEXT NOT NULL);
+        CREATE TABLE categories(category TEXT PRIMARY KEY, layer TEXT NOT NULL, meaning TEXT NOT NULL, source TEXT NOT NULL, same_as TEXT NOT NULL);
         CREATE TABLE entries(id TEXT PRIMARY KEY, category TEXT NOT NULL, layer TEXT NOT NULL, title TEXT NOT NULL,
             summary TEXT NOT NULL, frameworks TEXT NOT NULL, json TEXT NOT NULL, toml TEXT NOT NULL);
         CREATE TABLE signatures(entry_id TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, pattern TEXT NOT NULL,
@@ -539,8 +604,8 @@ fn write_sqlite(
     let tx = db.transaction()?;
     for c in categories {
         tx.execute(
-            "INSERT INTO categories VALUES (?1, ?2, ?3, ?4)",
-            rusqlite::params![c[0], c[1], c[2], c[3]],
+            "INSERT INTO categories VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![c[0], c[1], c[2], c[3], c[4]],
         )?;
     }
     for c in codes {

@@ -36,10 +36,14 @@ pub enum KbCommand {
     },
     /// Check the knowledge base (exit 1 on problems).
     Lint,
-    /// Measure search on a labelled JSONL file (fields `error` and `root_cause`).
+    /// Measure search on a labelled JSONL file (fields `error`, `root_cause`, optional
+    /// `machine`: a capture directory, relative to the file, replayed like `search --replay`).
     Eval {
         /// The JSONL file.
         file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -126,51 +130,173 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        KbCommand::Eval { file } => {
+        KbCommand::Eval { file, json } => {
             let text = read_user_file(file)?;
             let cases = gpukb_kb::eval::parse_jsonl(&text)
                 .with_context(|| format!("parsing {}", file.display()))?;
-            let r = kb.eval(&cases)?;
-            let pct = |a: usize, n: usize| 100.0 * a as f64 / n.max(1) as f64;
-            writeln!(
-                out,
-                "{}: {} cases  top-1 {:.1}% ({})  top-3 {:.1}% ({})\n",
-                file.display(),
-                r.overall.n,
-                pct(r.overall.top1, r.overall.n),
-                r.overall.top1,
-                pct(r.overall.top3, r.overall.n),
-                r.overall.top3
-            )?;
-            writeln!(
-                out,
-                "{:<36} {:>3} {:>6} {:>6}",
-                "category", "n", "top-1", "top-3"
-            )?;
-            for (c, k) in &r.per_category {
-                writeln!(out, "{c:<36} {:>3} {:>6} {:>6}", k.n, k.top1, k.top3)?;
-            }
-            if !r.misses.is_empty() {
-                writeln!(out, "\nmisses (top-1 category wrong):")?;
-            }
-            for m in &r.misses {
-                let got: Vec<String> = m
-                    .got
-                    .iter()
-                    .map(|(id, c, s)| format!("{id} [{c}] {s:.1}"))
-                    .collect();
-                writeln!(
-                    out,
-                    "  {} expected {}\n    got: {}\n    text: {}",
-                    m.id,
-                    m.expected,
-                    got.join(" | "),
-                    m.snippet
-                )?;
+            kb.check_labels(&cases)
+                .with_context(|| format!("{}", file.display()))?;
+            let machines = case_machines(file, &cases)?;
+            let r = kb.eval_with_machines(&cases, &machines)?;
+            if *json {
+                let v = serde_json::json!({
+                    "file": file.display().to_string(),
+                    "report": r,
+                });
+                serde_json::to_writer_pretty(&mut *out, &v)?;
+                writeln!(out)?;
+            } else {
+                write_eval(out, file, &r)?;
             }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The diagnosis of each case's machine (its capture replayed), `None` for text-only cases.
+fn case_machines(
+    file: &std::path::Path,
+    cases: &[gpukb_kb::eval::EvalCase],
+) -> anyhow::Result<Vec<Option<gpukb_kb::Diagnosis>>> {
+    let base = file.parent().unwrap_or(std::path::Path::new("."));
+    cases
+        .iter()
+        .map(|c| {
+            let Some(m) = &c.machine else {
+                return Ok(None);
+            };
+            let dir = base.join(m);
+            let args = crate::machine::MachineArgs {
+                root: None,
+                replay: Some(dir),
+                fingerprint: None,
+                timeout: 3.0,
+            };
+            let fp = crate::machine::fingerprint(&args).with_context(|| {
+                format!("case {}: machine {m}", c.id.as_deref().unwrap_or_default())
+            })?;
+            Ok(Some(gpukb_kb::diagnose(&fp, &args.describe(), None)))
+        })
+        .collect()
+}
+
+/// Writes the eval report: overall and per-category figures, strict and counting
+/// `same_as`, the with-machine top-1 beside text-only, then the misses by category.
+fn write_eval(
+    out: &mut dyn Write,
+    file: &std::path::Path,
+    r: &gpukb_kb::eval::EvalReport,
+) -> anyhow::Result<()> {
+    let pct = |a: usize, n: usize| 100.0 * a as f64 / n.max(1) as f64;
+    let k = &r.overall;
+    writeln!(out, "{}: {} cases", file.display(), k.n)?;
+    writeln!(
+        out,
+        "  strict    top-1 {:5.1}% ({:>3})  top-3 {:5.1}% ({:>3})",
+        pct(k.top1, k.n),
+        k.top1,
+        pct(k.top3, k.n),
+        k.top3
+    )?;
+    writeln!(
+        out,
+        "  same_as   top-1 {:5.1}% ({:>3})  top-3 {:5.1}% ({:>3})",
+        pct(k.top1_same_as, k.n),
+        k.top1_same_as,
+        pct(k.top3_same_as, k.n),
+        k.top3_same_as
+    )?;
+    let m = &r.machine;
+    if m.n > 0 {
+        writeln!(
+            out,
+            "  {} case(s) with a machine: top-1 text only {:.1}% ({}), with the machine {:.1}% ({}); same_as: {:.1}% ({}) -> {:.1}% ({})",
+            m.n,
+            pct(m.text_top1, m.n),
+            m.text_top1,
+            pct(m.machine_top1, m.n),
+            m.machine_top1,
+            pct(m.text_top1_same_as, m.n),
+            m.text_top1_same_as,
+            pct(m.machine_top1_same_as, m.n),
+            m.machine_top1_same_as
+        )?;
+    }
+    writeln!(
+        out,
+        "\n{:<36} {:>3} {:>6} {:>6} {:>8} {:>8} {:>6}",
+        "category", "n", "top-1", "top-3", "top-1 sa", "top-3 sa", "misses"
+    )?;
+    for (c, k) in &r.per_category {
+        writeln!(
+            out,
+            "{c:<36} {:>3} {:>6} {:>6} {:>8} {:>8} {:>6}",
+            k.n,
+            k.top1,
+            k.top3,
+            k.top1_same_as,
+            k.top3_same_as,
+            k.n - k.top1
+        )?;
+    }
+    if !r.machine_cases.is_empty() {
+        writeln!(
+            out,
+            "\nwith a machine (top-1 text only | with the machine):"
+        )?;
+    }
+    let show = |g: &Option<gpukb_kb::eval::Got>| {
+        g.as_ref()
+            .map(|g| format!("{} [{}]", g.id, g.category))
+            .unwrap_or_else(|| "nothing".into())
+    };
+    for c in &r.machine_cases {
+        let mark = |ok: bool| if ok { "right" } else { "wrong" };
+        writeln!(
+            out,
+            "  {} expected {} (machine {})\n    text only: {} ({})\n    with machine: {} ({})",
+            c.id,
+            c.expected,
+            c.machine,
+            show(&c.text_top1),
+            mark(c.text_right),
+            show(&c.machine_top1),
+            mark(c.machine_right)
+        )?;
+    }
+    let mut last: Option<&str> = None;
+    for m in &r.misses {
+        if last.is_none() {
+            writeln!(
+                out,
+                "\nmisses (strict top-1 category wrong), by expected category:"
+            )?;
+        }
+        if last != Some(m.expected.as_str()) {
+            writeln!(out, "  {}", m.expected)?;
+            last = Some(&m.expected);
+        }
+        let got: Vec<String> = m
+            .got
+            .iter()
+            .map(|g| format!("{} [{}] {:.1}", g.id, g.category, g.score))
+            .collect();
+        let verdict = if m.top1_same_as {
+            "same_as top-1"
+        } else if m.top3_same_as {
+            "in top-3 (same_as)"
+        } else {
+            "not in top-3"
+        };
+        writeln!(
+            out,
+            "    {} ({verdict})\n      got: {}\n      text: {}",
+            m.id,
+            got.join(" | "),
+            m.snippet
+        )?;
+    }
+    Ok(())
 }
 
 /// Reads a file the user named on the command line.

@@ -15,6 +15,9 @@ pub enum KbError {
     /// A labelled eval file has a bad line.
     #[error("line {line}: {message}")]
     EvalLine { line: usize, message: String },
+    /// A labelled eval case names a category we do not know.
+    #[error("{id}: label \"{label}\" is neither a category in kb/categories.tsv nor named by any category's same_as")]
+    EvalLabel { id: String, label: String },
     /// A code argument that could not be understood.
     #[error("cannot read \"{0}\" as an error code (try 209, CUDA_ERROR_NO_BINARY_FOR_GPU, cudaErrorNoKernelImageForDevice, \"xid 79\", \"nccl 2\")")]
     BadCode(String),
