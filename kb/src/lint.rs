@@ -127,7 +127,9 @@ impl Kb {
         let mut generic = self.code_table_text()?;
         generic.push('\n');
         generic.push_str(extra_generic);
-        Ok(memorised::find_copies(&texts, pastes, &generic)
+        let mut messages = self.code_messages()?;
+        messages.extend(memorised::product_messages());
+        Ok(memorised::find_copies(&texts, pastes, &generic, &messages)
             .into_iter()
             .map(|c| LintIssue {
                 file: c.file,
@@ -140,6 +142,13 @@ impl Kb {
                 ),
             })
             .collect())
+    }
+
+    /// The exact message strings of the code tables.
+    fn code_messages(&self) -> Result<Vec<String>, KbError> {
+        let mut st = self.db.prepare("SELECT message FROM codes")?;
+        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
     }
 
     /// The code tables' names, messages and descriptions (primary-source text).

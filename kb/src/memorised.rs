@@ -24,7 +24,23 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
+
+/// `kb/tables/product_messages.tsv`: exact messages products print (message, product,
+/// source URL), quoted from their source code or documentation.
+pub const PRODUCT_MESSAGES_TSV: &str = include_str!("../tables/product_messages.tsv");
+
+/// The messages of [`PRODUCT_MESSAGES_TSV`].
+pub fn product_messages() -> Vec<String> {
+    PRODUCT_MESSAGES_TSV
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next())
+        .filter(|m| !m.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
 
 /// The shortest copied run of characters that counts as memorised.
 pub const MIN_SPAN: usize = 60;
@@ -131,7 +147,7 @@ fn windows(s: &str) -> Vec<(usize, usize)> {
 fn path_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"(?:~|\.\.?)?(?:/[\w.+@%=-]+){2,}/?|[A-Za-z]:\\(?:[\w.+@%=-]+\\?)+"#)
+        Regex::new(r#"(?:~|\.\.?)?(?:/[\w.+@%=-]+){2,}/?|[A-Za-z]:\\[\w.+@%=-]+(?:\\[\w.+@%=-]+)+\\?"#)
             .expect("path regex")
     })
 }
@@ -242,11 +258,45 @@ pub fn regex_as_text(re: &str) -> String {
     out
 }
 
+/// Replaces every product message in `text` (already normalised) by `fill` characters,
+/// so that no window spanning a message can match across KB and paste.
+fn mask(text: &str, messages: &AhoCorasick, fill: char) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in messages.find_iter(text) {
+        out.push_str(&text[last..m.start()]);
+        out.extend(std::iter::repeat_n(fill, text[m.start()..m.end()].chars().count()));
+        last = m.end();
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// Finds KB text that copies paste-specific text of `pastes`. `generic` is the
-/// primary-source corpus (anything in it is not paste-specific).
-pub fn find_copies(kb: &[KbText], pastes: &[Paste], generic: &str) -> Vec<Copied> {
-    let generic = normalise(generic);
-    let norm: Vec<String> = pastes.iter().map(|p| normalise(&p.text)).collect();
+/// primary-source corpus (anything in it is not paste-specific); `messages` are exact
+/// product messages quoted from primary sources, masked out of both sides before spans
+/// are compared (quoting a product's own message is not copying a paste).
+pub fn find_copies(
+    kb: &[KbText],
+    pastes: &[Paste],
+    generic: &str,
+    messages: &[String],
+) -> Vec<Copied> {
+    let msgs: Vec<String> = messages
+        .iter()
+        .map(|m| normalise(m))
+        .filter(|m| m.chars().count() >= 16)
+        .collect();
+    // A window inside a product message (a partial quote) is not paste-specific either.
+    let generic = format!("{}\n{}", normalise(generic), msgs.join("\n"));
+    let messages = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(&msgs)
+        .expect("product messages automaton");
+    let norm: Vec<String> = pastes
+        .iter()
+        .map(|p| mask(&normalise(&p.text), &messages, '\u{1}'))
+        .collect();
 
     // Windows of the pastes -> the pastes holding them.
     let mut win: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -272,11 +322,16 @@ pub fn find_copies(kb: &[KbText], pastes: &[Paste], generic: &str) -> Vec<Copied
             tok.entry(t).or_default().push(i);
         }
     }
-    tok.retain(|(_, t), idx| threads(idx) < 2 && !generic.contains(t.as_str()));
+    tok.retain(|(_, t), idx| {
+        threads(idx) < 2
+            && !generic.contains(t.as_str())
+            && !msgs.iter().any(|m| m.contains(t.as_str()))
+    });
 
     let mut out = BTreeSet::new();
     for k in kb {
-        let text = normalise(&k.text);
+        let plain = normalise(&k.text);
+        let text = mask(&plain, &messages, '\u{2}');
         // Spans: runs of consecutive windows found in one paste.
         let mut best: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
         let ws = windows(&text);
@@ -317,7 +372,7 @@ pub fn find_copies(kb: &[KbText], pastes: &[Paste], generic: &str) -> Vec<Copied
         }
         // Tokens.
         for ((kind, t), idx) in &tok {
-            if contains_token(&text, t) {
+            if contains_token(&plain, t) {
                 out.insert(Copied {
                     file: k.file.clone(),
                     what: k.what.clone(),
@@ -349,6 +404,32 @@ mod tests {
             what: "example".into(),
             text: text.into(),
         }]
+    }
+
+    #[test]
+    fn product_messages_table_rows_have_a_product_and_a_source() {
+        let mut lines = PRODUCT_MESSAGES_TSV.lines();
+        assert_eq!(lines.next(), Some("message\tproduct\tsource"));
+        for (i, l) in lines.enumerate() {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert_eq!(cols.len(), 3, "row {}: {l}", i + 2);
+            assert!(cols[0].chars().count() >= 16, "row {}: message too short", i + 2);
+            assert!(cols[2].starts_with("https://"), "row {}: {}", i + 2, cols[2]);
+        }
+    }
+
+    #[test]
+    fn a_product_message_is_not_a_copy_but_its_context_is() {
+        let msg = "this is a product message of more than sixty characters, quoted from its source";
+        let kb_text = kb;
+        let kb = kb_text(&format!("my own words before it. {msg} and my own words after it"));
+        let p = [paste("p", "s", &format!("the user's own context line. {msg} their other text"))];
+        assert!(find_copies(&kb, &p, "", &[msg.to_string()]).is_empty());
+        assert_eq!(find_copies(&kb, &p, "", &[]).len(), 1);
+        let copied = "the user's own context line, copied with the message into the kb";
+        let kb2 = kb_text(&format!("{copied}. {msg}"));
+        let p2 = [paste("p", "s", &format!("{copied}. {msg}"))];
+        assert_eq!(find_copies(&kb2, &p2, "", &[msg.to_string()]).len(), 1);
     }
 
     #[test]
