@@ -406,6 +406,12 @@ fn run() -> Result<(), BoxErr> {
             .to_string();
         let text = std::fs::read_to_string(f).map_err(|e| format!("{rel}: {e}"))?;
         let examples = read_examples(&root.join("examples").join(&stem))?;
+        for (name, bad) in example_source_problems(&root.join("examples").join(&stem))? {
+            issues.push((
+                format!("kb/examples/{stem}/{name}"),
+                format!("\"# source: {bad}\" is not one http(s) URL"),
+            ));
+        }
         let entry = match model::parse_entry(&text) {
             Ok(e) => e,
             Err(msg) => {
@@ -546,23 +552,55 @@ fn read_examples(dir: &Path) -> Result<Vec<(String, String)>, BoxErr> {
     Ok(out)
 }
 
-/// An example's text without its leading `# source: URL` lines (where the paste was
-/// taken from or what documents it); they are provenance, not part of the paste.
+/// (file name, bad value) for every malformed `# source:` line of the examples in `dir`.
+fn example_source_problems(dir: &Path) -> Result<Vec<(String, String)>, BoxErr> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for p in rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(&p)?).into_owned();
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        out.extend(
+            bad_source_lines(&text)
+                .into_iter()
+                .map(|b| (name.clone(), b)),
+        );
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// An example without its leading `# source: <URL>` lines (kb/FORMAT.md): the URL says
+/// where the example came from and is not part of the error text that search sees.
 fn strip_source_lines(text: &str) -> &str {
     let mut rest = text;
     while let Some(line) = rest.lines().next() {
-        let t = line.trim_start();
-        let is_source = t
-            .strip_prefix('#')
-            .map(str::trim_start)
-            .and_then(|t| t.strip_prefix("source:"))
-            .is_some_and(|u| u.trim_start().starts_with("http"));
-        if !is_source {
+        if !line.starts_with("# source:") {
             break;
         }
         rest = rest[line.len()..].trim_start_matches(['\r', '\n']);
     }
     rest
+}
+
+/// Leading `# source:` lines of an example whose value is not an http(s) URL.
+fn bad_source_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .take_while(|l| l.starts_with("# source:"))
+        .filter_map(|l| {
+            let v = l["# source:".len()..].trim();
+            (!(v.starts_with("https://") || v.starts_with("http://")) || v.contains(' '))
+                .then(|| v.to_string())
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -35,7 +35,13 @@ pub enum KbCommand {
         json: bool,
     },
     /// Check the knowledge base (exit 1 on problems).
-    Lint,
+    Lint {
+        /// Also fail on KB examples or signatures that copy paste-specific text (60+
+        /// characters, or a path, host name or version) of the labelled pastes in
+        /// DIR/*.jsonl; primary-source text in DIR/../research/data/*.csv is exempt.
+        #[arg(long, value_name = "DIR")]
+        eval: Option<PathBuf>,
+    },
     /// Measure search on a labelled JSONL file (fields `error`, `root_cause`, optional
     /// `machine`: a capture directory, relative to the file, replayed like `search --replay`).
     Eval {
@@ -116,10 +122,17 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             for s in &e.sources {
                 writeln!(out, "source: {} ({})", s.url, s.title)?;
             }
+            for d in &e.doubts {
+                writeln!(out, "doubt: {}\n       {} ({})", d.claim, d.note, d.source)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
-        KbCommand::Lint => {
-            let issues = kb.lint()?;
+        KbCommand::Lint { eval } => {
+            let mut issues = kb.lint()?;
+            if let Some(dir) = eval {
+                let (pastes, generic) = read_eval_dir(dir)?;
+                issues.extend(kb.lint_eval(&pastes, &generic)?);
+            }
             for i in &issues {
                 writeln!(out, "{}: {}", i.file, i.message)?;
             }
@@ -297,6 +310,62 @@ fn write_eval(
         )?;
     }
     Ok(())
+/// One labelled case as `kb lint --eval` reads it.
+#[derive(serde::Deserialize)]
+struct EvalPaste {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    error: String,
+}
+
+/// The pastes of `dir/*.jsonl`, and the primary-source text of `dir/../research/data/*.csv`
+/// (empty when that folder is absent).
+fn read_eval_dir(
+    dir: &std::path::Path,
+) -> anyhow::Result<(Vec<gpukb_kb::memorised::Paste>, String)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        anyhow::bail!("{}: no *.jsonl files of labelled pastes", dir.display());
+    }
+    let mut pastes = Vec::new();
+    for f in &files {
+        let text = read_user_file(f)?;
+        let name = f.file_name().unwrap_or_default().to_string_lossy();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let c: EvalPaste = serde_json::from_str(line)
+                .with_context(|| format!("{}: line {}", f.display(), i + 1))?;
+            let id = c.id.unwrap_or_else(|| format!("{name}:{}", i + 1));
+            pastes.push(gpukb_kb::memorised::Paste {
+                source: c.source.unwrap_or_else(|| id.clone()),
+                id,
+                text: c.error,
+            });
+        }
+    }
+    let mut generic = String::new();
+    let data = dir.join("../research/data");
+    if let Ok(rd) = std::fs::read_dir(&data) {
+        let mut csvs: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+            .collect();
+        csvs.sort();
+        for c in csvs {
+            generic.push_str(&read_user_file(&c)?);
+            generic.push('\n');
+        }
+    }
+    Ok((pastes, generic))
 }
 
 /// Reads a file the user named on the command line.

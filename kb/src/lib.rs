@@ -11,6 +11,7 @@ pub mod error;
 pub mod eval;
 pub mod explain;
 pub mod lint;
+pub mod memorised;
 pub mod model;
 pub mod normalize;
 pub mod search;

@@ -1,9 +1,11 @@
 //! `lint`: re-checks the embedded knowledge base. Reports the problems the build recorded
 //! (schema, categories, code references, signature coverage), unknown rule predicates, and
-//! every example whose top search hit is not its own entry.
+//! every example whose top search hit is not its own entry; and, with labelled eval pastes,
+//! KB text copied from them ([`Kb::lint_eval`], the rule in [`crate::memorised`]).
 
 use serde::Serialize;
 
+use crate::memorised::{self, KbText, Paste};
 use crate::{Kb, KbError};
 
 /// One lint problem, tied to a file.
@@ -74,6 +76,91 @@ impl Kb {
                     }),
                 }
             }
+        }
+        Ok(out)
+    }
+
+    /// Examples and signature patterns that copy paste-specific text of `pastes` (the
+    /// memorisation rule of [`crate::memorised`]). `extra_generic` is primary-source text
+    /// besides the KB's own code tables (e.g. `shared/research/data/*.csv`).
+    pub fn lint_eval(
+        &self,
+        pastes: &[Paste],
+        extra_generic: &str,
+    ) -> Result<Vec<LintIssue>, KbError> {
+        let mut texts = Vec::new();
+        for e in self.list(None)? {
+            for (name, text) in self.examples(&e.id)? {
+                texts.push(KbText {
+                    file: format!("kb/examples/{}/{name}", e.id),
+                    what: "example".into(),
+                    text,
+                });
+            }
+        }
+        {
+            let mut st = self.db.prepare(
+                "SELECT entry_id, idx, kind, pattern FROM signatures ORDER BY entry_id, idx",
+            )?;
+            let rows = st.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?;
+            for r in rows {
+                let (id, idx, kind, pattern) = r?;
+                let text = if kind == "regex" {
+                    memorised::regex_as_text(&pattern)
+                } else {
+                    pattern
+                };
+                texts.push(KbText {
+                    file: format!("kb/entries/{id}.toml"),
+                    what: format!("signature #{}", idx + 1),
+                    text,
+                });
+            }
+        }
+        let mut generic = self.code_table_text()?;
+        generic.push('\n');
+        generic.push_str(extra_generic);
+        let mut messages = self.code_messages()?;
+        messages.extend(memorised::product_messages());
+        Ok(memorised::find_copies(&texts, pastes, &generic, &messages)
+            .into_iter()
+            .map(|c| LintIssue {
+                file: c.file,
+                message: format!(
+                    "{} copies {} of eval case {}: \"{}\" (write the failure, not the paste: see kb/FORMAT.md, memorisation lint)",
+                    c.what,
+                    c.kind.word(),
+                    c.case_id,
+                    c.text
+                ),
+            })
+            .collect())
+    }
+
+    /// The exact message strings of the code tables.
+    fn code_messages(&self) -> Result<Vec<String>, KbError> {
+        let mut st = self.db.prepare("SELECT message FROM codes")?;
+        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
+    }
+
+    /// The code tables' names, messages and descriptions (primary-source text).
+    fn code_table_text(&self) -> Result<String, KbError> {
+        let mut st = self
+            .db
+            .prepare("SELECT name || ' ' || message || ' ' || description FROM codes")?;
+        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+        let mut out = String::new();
+        for r in rows {
+            out.push_str(&r?);
+            out.push('\n');
         }
         Ok(out)
     }

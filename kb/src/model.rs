@@ -106,6 +106,21 @@ pub struct Entry {
     /// Primary documents and threads.
     #[serde(default)]
     pub sources: Vec<Source>,
+    /// Claims of this entry that a source puts in doubt, stated with that source.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<Doubt>,
+}
+
+/// A claim of the entry that is doubtful, why, and the source that says so.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Doubt {
+    /// The claim in doubt, as the entry makes it.
+    pub claim: String,
+    /// What the source says instead, and what is still unknown.
+    pub note: String,
+    /// URL of the source behind the doubt.
+    pub source: String,
 }
 
 /// A literal substring (case-insensitive) or a regex of real error text.
@@ -350,6 +365,21 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
                 "source #{} url \"{}\" is not an http(s) URL",
                 i + 1,
                 s.url
+            )));
+        }
+    }
+    for (i, d) in e.doubts.iter().enumerate() {
+        if d.claim.trim().is_empty() || d.note.trim().is_empty() {
+            out.push(soft(format!(
+                "doubt #{} needs both a claim and a note",
+                i + 1
+            )));
+        }
+        if !(d.source.starts_with("https://") || d.source.starts_with("http://")) {
+            out.push(soft(format!(
+                "doubt #{} source \"{}\" is not an http(s) URL",
+                i + 1,
+                d.source
             )));
         }
     }
