@@ -43,7 +43,7 @@ pub enum KbCommand {
         eval: Option<PathBuf>,
     },
     /// Measure search on a labelled JSONL file (fields `error`, `root_cause`, optional
-    /// `machine`: a capture directory, relative to the file, replayed like `search --replay`).
+    /// `machine`: a capture directory or copied root, relative to the file, as `search --replay`/`--root` read them).
     Eval {
         /// The JSONL file.
         file: PathBuf,
@@ -179,9 +179,11 @@ fn case_machines(
                 return Ok(None);
             };
             let dir = base.join(m);
+            // A capture is replayed; a copied root filesystem is read as a root.
+            let capture = dir.join("capture.json").is_file();
             let args = crate::machine::MachineArgs {
-                root: None,
-                replay: Some(dir),
+                root: (!capture).then(|| dir.clone()),
+                replay: capture.then_some(dir),
                 fingerprint: None,
                 timeout: 3.0,
             };
@@ -310,6 +312,8 @@ fn write_eval(
         )?;
     }
     Ok(())
+}
+
 /// One labelled case as `kb lint --eval` reads it.
 #[derive(serde::Deserialize)]
 struct EvalPaste {
