@@ -15,7 +15,10 @@ fn main() -> std::process::ExitCode {
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("fatbin_summary: cannot open {}: {e}", path.to_string_lossy());
+            eprintln!(
+                "fatbin_summary: cannot open {}: {e}",
+                path.to_string_lossy()
+            );
             return std::process::ExitCode::from(2);
         }
     };
