@@ -495,6 +495,12 @@ fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow
             });
         m.arch = Some(if aarch64 { Arch::Aarch64 } else { Arch::X86_64 });
     }
+    if m.arch.is_none()
+        && (m.jetson.is_some() || m.gpus.iter().any(|g| g.class == GpuClass::Jetson))
+    {
+        // Every Jetson is aarch64.
+        m.arch = Some(Arch::Aarch64);
+    }
     if m.jetson.is_none() && m.gpus.iter().any(|g| g.class == GpuClass::Jetson) {
         m.jetson = Some(JetsonFact {
             jetpack: None,
@@ -519,6 +525,7 @@ fn machine_line(v: &plan::MachineView) -> String {
         (Some(d), Some(c)) => format!("driver {d} (CUDA {c})"),
         (Some(d), None) => format!("driver {d}"),
         (None, Some(c)) => format!("CUDA {c}"),
+        _ if v.driver_status == "absent" => "no NVIDIA driver installed".into(),
         _ => "driver unknown".into(),
     });
     if let Some(a) = v.arch {
@@ -646,8 +653,20 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
             "Candidates (the newest releases; --all lists every one, with every reason):"
         })
     )?;
+    // Newest first; without --all, only builds for this platform.
+    let mut list: Vec<&Candidate> = p
+        .torch
+        .candidates
+        .iter()
+        .filter(|c| all || !c.reasons.iter().any(|r| r.code == Code::Platform))
+        .collect();
+    list.sort_by(|a, b| {
+        gpukb_facts::builds::Release::parse(&b.version)
+            .cmp(&gpukb_facts::builds::Release::parse(&a.version))
+            .then(b.variant.cmp(&a.variant))
+    });
     let mut releases: Vec<&str> = Vec::new();
-    for c in p.torch.candidates.iter().rev() {
+    for c in &list {
         if !releases.contains(&c.version.as_str()) {
             releases.push(&c.version);
         }
@@ -655,15 +674,9 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
     let shown: Vec<&str> = if all {
         releases.clone()
     } else {
-        releases.iter().copied().take(3).collect()
+        releases.iter().copied().take(4).collect()
     };
-    for c in p
-        .torch
-        .candidates
-        .iter()
-        .rev()
-        .filter(|c| shown.contains(&c.version.as_str()))
-    {
+    for c in list.iter().filter(|c| shown.contains(&c.version.as_str())) {
         let mark = if c.runs {
             if c.via == Some(Via::PtxJit) {
                 s.yellow("~")
@@ -674,14 +687,14 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
             s.red("✗")
         };
         let head = format!(
-            "{mark} {:<9} {:<8} {:<20}",
+            "{mark} {:<9} {:<8} {:<20} ",
             c.version, c.variant, c.platform
         );
         if all {
             writeln!(
                 out,
                 "{head}{}",
-                if c.certain { "" } else { " (not certain)" }
+                if c.certain { "" } else { "(not certain)" }
             )?;
             for r in &c.reasons {
                 writeln!(
@@ -693,14 +706,16 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
                 )?;
             }
         } else if c.runs {
+            let how = match c.via {
+                Some(Via::PtxJit) => "runs through PTX JIT",
+                _ if c.variant == "cpu" => "runs (CPU only)",
+                _ => "runs",
+            };
             writeln!(
                 out,
-                "{head}{}",
-                s.dim(if c.via == Some(Via::PtxJit) {
-                    "runs through PTX JIT"
-                } else {
-                    "runs"
-                })
+                "{head}{}{}",
+                s.dim(how),
+                if c.certain { "" } else { " (not certain)" }
             )?;
         } else if let Some(r) = first_failure(c) {
             writeln!(out, "{head}{}: {}", code_name(r.code), r.text)?;

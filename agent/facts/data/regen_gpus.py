@@ -6,8 +6,9 @@ and agent/facts/data/gpu_pci_ids.csv (PCI device id -> product), the tables
 Inputs:
 * shared/research/data/gpus.csv: NVIDIA "CUDA GPU Compute Capability" and
   "Legacy CUDA GPU Compute Capability" pages, transcribed with sources.
-* a pci.ids file (the PCI ID Repository; Debian package `pci.ids`), for the
-  device ids: `apt-get download pci.ids && dpkg-deb -x pci.ids_*.deb DIR`.
+* a pci.ids file (the PCI ID Repository), for the device ids: from a clone
+  of github.com/pciutils/pciids, `git show HEAD:pci.ids > pci.ids` (the table
+  was made from commit c1c12547, 2026-08-22).
 
 Usage: regen_gpus.py RESEARCH_GPUS_CSV PCI_IDS PCI_IDS_VERSION
 """

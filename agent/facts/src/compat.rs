@@ -512,6 +512,25 @@ pub fn min_driver_for(app: CudaVersion) -> Option<&'static str> {
         .or_else(|| toolkit_driver(app))
 }
 
+/// The first CUDA release whose toolkit can target compute capability `cc`
+/// (compat-facts.md §1d, from the CUDA release notes: 8.0 in 11.0, 8.6 in
+/// 11.1, 8.7 in 11.4, 8.9 and 9.0 in 11.8, 10.0/12.0 in 12.8, 10.3/12.1 in
+/// 12.9, Thor's 11.0 in 13.0 (sm_101 before)).
+pub fn first_cuda_for_cc(cc: (u32, u32)) -> CudaVersion {
+    let (a, b) = match cc {
+        (8, 0) => (11, 0),
+        (8, 6) => (11, 1),
+        (8, 7) => (11, 4),
+        (8, 9) | (9, 0) => (11, 8),
+        (10, 0) | (10, 1) | (12, 0) => (12, 8),
+        (10, 3) | (12, 1) => (12, 9),
+        (11, 0) => (13, 0),
+        (m, _) if m < 8 => (9, 0),
+        _ => (99, 0),
+    };
+    CudaVersion::new(a, b)
+}
+
 /// The oldest branch that drives a GPU of compute capability `cc` at all
 /// (Blackwell needs R570: [`branch_supports_gpu`]).
 pub fn min_branch_for_gpu(cc: (u32, u32)) -> u32 {

@@ -404,6 +404,8 @@ pub struct MachineView {
     pub label: String,
     pub gpus: Vec<GpuView>,
     pub driver: Option<String>,
+    /// `found`, `absent` (seen not to be installed) or `unknown`.
+    pub driver_status: &'static str,
     pub driver_cuda: Option<String>,
     pub arch: Option<&'static str>,
     pub python: Option<String>,
@@ -970,6 +972,22 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
                     note: "conda-forge builds its own arch list; the pytorch channel stopped at 2.5".into(),
                 });
             }
+            let mut missing = Vec::new();
+            if w.torchvision.is_empty() {
+                missing.push("torchvision");
+            }
+            if w.torchaudio.is_empty() {
+                missing.push("torchaudio");
+            }
+            let missing = if missing.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; no {} release on PyPI pins torch {}, so none is pinned here",
+                    missing.join(" or "),
+                    w.release
+                )
+            };
             let default = if w.pypi_default {
                 format!(
                     " (the PyPI default build: plain `pip install torch=={}` gets it too)",
@@ -978,7 +996,14 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
             } else {
                 String::new()
             };
-            (cmd, format!("newest torch whose build runs {} on every GPU; {} is the newest CUDA the driver runs{default}", via_text(c.via), w.variant))
+            if w.arch == Arch::Aarch64 && machines.iter().any(MachineFacts::is_jetson) {
+                alternatives.push(Alternative {
+                    tool: "jetson-ai-lab".into(),
+                    command: format!("pip install torch --index-url https://pypi.jetson-ai-lab.io/sbsa/{}", w.variant),
+                    note: "the community index for Thor (SBSA), not the jp7 one; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01".into(),
+                });
+            }
+            (cmd, format!("newest torch whose build runs {} on every GPU; {} is the newest CUDA the driver runs{default}{missing}", via_text(c.via), w.variant))
         }
         Kind::Jetson(w) => {
             let cmd = if w.wheel_url.is_empty() {
@@ -1135,7 +1160,19 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
             ComputeCapability::new(5, 0)
         };
         for (i, g) in m.gpus.iter().enumerate() {
-            if g.cc < min_cc {
+            let first = compat::first_cuda_for_cc(g.cc.pair());
+            if first > c.cuda {
+                runs = false;
+                reasons.push(reason(
+                    Code::Arch,
+                    Some(offset + i),
+                    format!(
+                        "{} (CC {}) needs CUDA {first} or later; this image is CUDA {}",
+                        g.name, g.cc, c.cuda
+                    ),
+                    "compat-facts.md §1d (CUDA release notes)",
+                ));
+            } else if g.cc < min_cc {
                 runs = false;
                 reasons.push(reason(
                     Code::Arch,
@@ -1222,6 +1259,11 @@ fn view(m: &MachineFacts, several: bool) -> MachineView {
         driver: match &m.driver {
             DriverFact::Known { version, .. } => Some(version.to_string()),
             _ => None,
+        },
+        driver_status: match &m.driver {
+            DriverFact::Known { .. } => "found",
+            DriverFact::Absent(_) => "absent",
+            DriverFact::Unknown(_) => "unknown",
         },
         driver_cuda: match m.effective_driver_cuda() {
             EffectiveCuda::Known(c) if !matches!(m.driver, DriverFact::Absent(_)) => {
