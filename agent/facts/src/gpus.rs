@@ -212,9 +212,12 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
         for n in names(r) {
             let n = norm(&n);
             let boundary = want.len() == n.len() || want.as_bytes().get(n.len()) == Some(&b' ');
+            // Only memory sizes and form factors may follow ("V100 SXM2 32GB"),
+            // not another model word ("RTX 4070 Tie" is no RTX 4070).
             if !n.is_empty()
                 && want.starts_with(&n)
                 && boundary
+                && want[n.len()..].split_whitespace().all(is_variant_word)
                 && best.is_none_or(|(_, l)| n.len() > l)
             {
                 best = Some((r, n.len()));
@@ -228,6 +231,31 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
         given: t.to_string(),
         nearest: nearest(&want),
     })
+}
+
+fn is_variant_word(w: &str) -> bool {
+    let digits_then = |suffix: &str| {
+        w.strip_suffix(suffix)
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    w.bytes().all(|b| b.is_ascii_digit())
+        || digits_then("gb")
+        || w.starts_with("sxm")
+        || w.starts_with("hbm")
+        || matches!(
+            w,
+            "pcie"
+                | "nvl"
+                | "gpu"
+                | "laptop"
+                | "mobile"
+                | "max"
+                | "q"
+                | "dgx"
+                | "oem"
+                | "hgx"
+                | "nvlink"
+        )
 }
 
 /// The table names closest to `want` (word overlap, then edit distance).

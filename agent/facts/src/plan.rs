@@ -587,8 +587,16 @@ fn judge_gpus(
     }
 }
 
-fn judge_driver(m: &MachineFacts, cuda: CudaVersion, out: &mut Judged) {
+fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Judged) {
     let floor = compat::min_driver_for(cuda).unwrap_or("?");
+    if let DriverFact::Known { version, .. } = &m.driver {
+        for (i, g) in m.gpus.iter().enumerate() {
+            if let Err(e) = compat::branch_supports_gpu(version.branch(), g.cc.pair()) {
+                out.runs = false;
+                out.reasons.push(reason(Code::Driver, Some(offset + i), format!("{}: {e}", g.name), "NVIDIA legacy GPU list; CUDA 12.8 release notes (Blackwell); compat-facts.md §1c"));
+            }
+        }
+    }
     match (&m.driver, m.effective_driver_cuda()) {
         (_, EffectiveCuda::NewerThanData(newest)) => out.reasons.push(reason(
             Code::NewerThanData,
@@ -734,7 +742,7 @@ fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
         &mut out,
     );
     if !m.is_jetson() {
-        judge_driver(m, cuda, &mut out);
+        judge_driver(m, cuda, offset, &mut out);
     }
     out
 }
@@ -769,11 +777,7 @@ fn judge_jetson(w: &JetsonWheel, m: &MachineFacts, offset: usize) -> Judged {
             ),
             &w.source,
         )),
-        Some(l)
-            if l > w.l4t_max
-                && l.major == w.l4t_max.major
-                && gpukb_jetson::tables::latest_known_l4t().is_some_and(|t| l > t) =>
-        {
+        Some(l) if l > w.l4t_max && l.major == w.l4t_max.major && l4t_newer_than_data(l) => {
             out.certain = false;
             out.reasons.push(reason(
                 Code::NewerThanData,
@@ -811,6 +815,19 @@ fn judge_jetson(w: &JetsonWheel, m: &MachineFacts, offset: usize) -> Judged {
     let images = w.images();
     judge_gpus(m, Some(&images), offset, EffectiveCuda::Unknown, &mut out);
     out
+}
+
+/// Whether an L4T release is newer than every JetPack-table row of its R-major.
+fn l4t_newer_than_data(l: L4tVersion) -> bool {
+    let same: Vec<L4tVersion> = gpukb_jetson::tables::jetpack_table()
+        .iter()
+        .map(|r| r.l4t)
+        .filter(|r| r.major == l.major)
+        .collect();
+    match same.iter().max() {
+        Some(max) => l > *max,
+        None => gpukb_jetson::tables::latest_known_l4t().is_some_and(|t| l > t),
+    }
 }
 
 fn combine(parts: Vec<Judged>) -> Judged {
@@ -1315,11 +1332,11 @@ fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
         offset += m.gpus.len();
         if let Some(l) = m.l4t() {
             if let gpukb_jetson::tables::L4tLookup::Unknown {
-                newer_than_table,
                 inferred_jetpack_major,
                 ..
             } = gpukb_jetson::tables::lookup_l4t(l)
             {
+                let newer_than_table = l4t_newer_than_data(l);
                 let text = if newer_than_table {
                     format!("L4T {l} is newer than my JetPack table (as of {}); JetPack {} inferred from R{}", builds::jetson_wheels().last().map_or("", |w| &w.as_of), inferred_jetpack_major.map_or("?".into(), |j| j.to_string()), l.major)
                 } else {
