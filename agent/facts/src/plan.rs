@@ -961,14 +961,8 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
     let mut alternatives = Vec::new();
     let (command, why) = match &c.kind {
         Kind::Official(w) => {
-            let mut pkgs = format!("torch=={}", w.release);
-            if !w.torchvision.is_empty() {
-                pkgs.push_str(&format!(" torchvision=={}", w.torchvision));
-            }
-            if !w.torchaudio.is_empty() {
-                pkgs.push_str(&format!(" torchaudio=={}", w.torchaudio));
-            }
-            let cmd = format!("pip install {pkgs} --index-url {}", w.index_url);
+            let pkgs = pinned_packages(w);
+            let cmd = pip_command(w);
             let uv = match driver_cuda {
                 Some(d) => format!(
                     "UV_CUDA_DRIVER_VERSION={} uv pip install {pkgs} --torch-backend={}",
@@ -1057,6 +1051,27 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
         alternatives,
         why,
     }
+}
+
+/// `torch==X torchvision==Y torchaudio==Z`, the companions pinned where PyPI pins them.
+fn pinned_packages(w: &TorchWheel) -> String {
+    let mut pkgs = format!("torch=={}", w.release);
+    if !w.torchvision.is_empty() {
+        pkgs.push_str(&format!(" torchvision=={}", w.torchvision));
+    }
+    if !w.torchaudio.is_empty() {
+        pkgs.push_str(&format!(" torchaudio=={}", w.torchaudio));
+    }
+    pkgs
+}
+
+/// The pip command that installs exactly this build.
+pub fn pip_command(w: &TorchWheel) -> String {
+    format!(
+        "pip install {} --index-url {}",
+        pinned_packages(w),
+        w.index_url
+    )
 }
 
 fn via_text(v: Option<Via>) -> &'static str {
