@@ -8,6 +8,7 @@ pub mod explain;
 pub mod fingerprint;
 pub mod kb_cmd;
 pub mod machine;
+pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod search;
@@ -42,6 +43,8 @@ pub enum Command {
     Capture(capture::CaptureArgs),
     /// Run small CUDA kernels on the GPU: which code images load, and bandwidth/FLOP/s against what the model should reach.
     Probe(probe::ProbeArgs),
+    /// Which PyTorch build to install on this machine (or captured or described ones), and why every other would fail.
+    Plan(plan::PlanArgs),
     /// Browse, check and measure the knowledge base.
     Kb(kb_cmd::KbArgs),
 }
@@ -55,6 +58,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Fingerprint(a) => fingerprint::run(a, out),
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),
+        Command::Plan(a) => plan::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
     }
 }

@@ -10,7 +10,7 @@
 //! Ubuntu/CUDA/cuDNN/TensorRT) and `jetson/data/modules.csv` (part number →
 //! module, RAM, SoC).
 
-mod csv;
+pub mod csv;
 pub mod cudafiles;
 pub mod devicetree;
 pub mod dpkg;

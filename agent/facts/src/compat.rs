@@ -390,6 +390,156 @@ pub fn needs_open_modules(cc: (u32, u32), name: &str) -> bool {
     matches!(cc, (10, _) | (12, _)) || name.contains("GH200")
 }
 
+/// Driver branch → the highest CUDA version it runs natively (the
+/// `nvidia-smi` header): each branch is the driver bundled with one CUDA
+/// minor release. Derived from the CUDA 13.2 Update 2 release notes, Table 3
+/// (compat-facts.md §1c); R565 reports 12.7 although no 12.7 toolkit exists.
+/// R610 (13.3) is left out: only secondary sources had it.
+pub const BRANCH_CUDA: &[(u32, (u32, u32))] = &[
+    (384, (9, 0)),
+    (390, (9, 1)),
+    (396, (9, 2)),
+    (410, (10, 0)),
+    (418, (10, 1)),
+    (440, (10, 2)),
+    (450, (11, 0)),
+    (455, (11, 1)),
+    (460, (11, 2)),
+    (465, (11, 3)),
+    (470, (11, 4)),
+    (495, (11, 5)),
+    (510, (11, 6)),
+    (515, (11, 7)),
+    (520, (11, 8)),
+    (525, (12, 0)),
+    (530, (12, 1)),
+    (535, (12, 2)),
+    (545, (12, 3)),
+    (550, (12, 4)),
+    (555, (12, 5)),
+    (560, (12, 6)),
+    (565, (12, 7)),
+    (570, (12, 8)),
+    (575, (12, 9)),
+    (580, (13, 0)),
+    (590, (13, 1)),
+    (595, (13, 2)),
+];
+
+/// The Linux driver bundled with each CUDA minor release's GA toolkit (CUDA
+/// 13.2 Update 2 release notes, Table 3, "Toolkit Driver Version"): the
+/// oldest driver that runs that toolkit natively, JIT of its PTX included.
+pub const TOOLKIT_DRIVER: &[((u32, u32), &str)] = &[
+    ((9, 0), "384.81"),
+    ((9, 1), "390.46"),
+    ((9, 2), "396.26"),
+    ((10, 0), "410.48"),
+    ((10, 1), "418.39"),
+    ((10, 2), "440.33"),
+    ((11, 0), "450.51.05"),
+    ((11, 1), "455.23"),
+    ((11, 2), "460.27.03"),
+    ((11, 3), "465.19.01"),
+    ((11, 4), "470.42.01"),
+    ((11, 5), "495.29.05"),
+    ((11, 6), "510.39.01"),
+    ((11, 7), "515.43.04"),
+    ((11, 8), "520.61.05"),
+    ((12, 0), "525.60.13"),
+    ((12, 1), "530.30.02"),
+    ((12, 2), "535.54.03"),
+    ((12, 3), "545.23.06"),
+    ((12, 4), "550.54.14"),
+    ((12, 5), "555.42.02"),
+    ((12, 6), "560.28.03"),
+    ((12, 8), "570.26"),
+    ((12, 9), "575.51.03"),
+    ((13, 0), "580.65.06"),
+    ((13, 1), "590.44.01"),
+    ((13, 2), "595.45.04"),
+];
+
+/// What the tables say about a driver branch's CUDA version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchCuda {
+    /// The highest CUDA it runs natively.
+    Known(CudaVersion),
+    /// Newer than every branch in [`BRANCH_CUDA`]: taken to run every CUDA
+    /// the tables know (drivers are backward compatible).
+    NewerThanData { newest: u32 },
+    /// Older than every branch in the table.
+    OlderThanData,
+}
+
+/// The highest CUDA a driver branch runs natively (a branch between two rows,
+/// e.g. a Jetson R540, gets the row below it).
+pub fn branch_cuda(branch: u32) -> BranchCuda {
+    let newest = BRANCH_CUDA.last().map_or(0, |r| r.0);
+    if branch > newest {
+        return BranchCuda::NewerThanData { newest };
+    }
+    match BRANCH_CUDA.iter().rev().find(|(b, _)| *b <= branch) {
+        Some((_, (a, b))) => BranchCuda::Known(CudaVersion::new(*a, *b)),
+        None => BranchCuda::OlderThanData,
+    }
+}
+
+/// The first release of a branch that the tables know (its GA toolkit
+/// driver in Table 3), for a bare `--driver 535`.
+pub fn first_release_of_branch(branch: u32) -> Option<&'static str> {
+    TOOLKIT_DRIVER
+        .iter()
+        .map(|(_, d)| *d)
+        .find(|d| d.split('.').next().and_then(|b| b.parse::<u32>().ok()) == Some(branch))
+}
+
+/// The GA toolkit driver of CUDA `cuda` (exact minor, else the next minor up).
+pub fn toolkit_driver(cuda: CudaVersion) -> Option<&'static str> {
+    TOOLKIT_DRIVER
+        .iter()
+        .find(|((a, b), _)| CudaVersion::new(*a, *b) >= cuda)
+        .map(|(_, d)| *d)
+}
+
+/// The oldest Linux driver that runs an application built with CUDA `app`:
+/// the major's minor-version-compatibility floor from CUDA 11 on, the
+/// toolkit driver before (no minor-version compatibility before CUDA 11).
+pub fn min_driver_for(app: CudaVersion) -> Option<&'static str> {
+    MINOR_COMPAT_FLOOR
+        .iter()
+        .find(|(m, _)| *m == app.major)
+        .map(|(_, v)| *v)
+        .or_else(|| toolkit_driver(app))
+}
+
+/// The first CUDA release whose toolkit can target compute capability `cc`
+/// (compat-facts.md §1d, from the CUDA release notes: 8.0 in 11.0, 8.6 in
+/// 11.1, 8.7 in 11.4, 8.9 and 9.0 in 11.8, 10.0/12.0 in 12.8, 10.3/12.1 in
+/// 12.9, Thor's 11.0 in 13.0 (sm_101 before)).
+pub fn first_cuda_for_cc(cc: (u32, u32)) -> CudaVersion {
+    let (a, b) = match cc {
+        (8, 0) => (11, 0),
+        (8, 6) => (11, 1),
+        (8, 7) => (11, 4),
+        (8, 9) | (9, 0) => (11, 8),
+        (10, 0) | (10, 1) | (12, 0) => (12, 8),
+        (10, 3) | (12, 1) => (12, 9),
+        (11, 0) => (13, 0),
+        (m, _) if m < 8 => (9, 0),
+        _ => (99, 0),
+    };
+    CudaVersion::new(a, b)
+}
+
+/// The oldest branch that drives a GPU of compute capability `cc` at all
+/// (Blackwell needs R570: [`branch_supports_gpu`]).
+pub fn min_branch_for_gpu(cc: (u32, u32)) -> u32 {
+    match cc {
+        (10, _) | (12, _) => 570,
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,6 +772,18 @@ mod tests {
         assert!(branch_supports_gpu(580, (7, 0)).is_ok());
         assert!(branch_supports_gpu(550, (12, 0)).is_err());
         assert!(needs_open_modules((10, 0), "NVIDIA B200"));
+        // compat-facts.md §1c: R535 = CUDA 12.2, R580 = 13.0; R610 is newer than the table.
+        assert_eq!(branch_cuda(535), BranchCuda::Known(v("12.2")));
+        assert_eq!(branch_cuda(540), BranchCuda::Known(v("12.2")));
+        assert_eq!(branch_cuda(580), BranchCuda::Known(v("13.0")));
+        assert!(matches!(
+            branch_cuda(610),
+            BranchCuda::NewerThanData { newest: 595 }
+        ));
+        assert_eq!(first_release_of_branch(535), Some("535.54.03"));
+        assert_eq!(min_driver_for(v("12.4")), Some("525.60.13"));
+        assert_eq!(min_driver_for(v("10.2")), Some("440.33"));
+        assert_eq!(toolkit_driver(v("12.7")), Some("570.26"));
         assert!(!needs_open_modules((9, 0), "NVIDIA H200"));
     }
 }

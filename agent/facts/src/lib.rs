@@ -2,14 +2,18 @@
 //! ([`fingerprint::Fingerprint`], every fact an [`fingerprint::Observed`] with
 //! its [`fingerprint::Source`]), the typed vocabulary facts are written in
 //! ([`version`], [`target`]), and the one CUDA compatibility engine
-//! ([`compat`]) that the probe, the doctor and the planner all use.
+//! ([`compat`]) that the probe, the doctor and the planner ([`plan`], over
+//! the sourced tables in [`builds`] and [`gpus`]) all use.
 //!
 //! Values serialise as the strings users read (`"9.0"`, `"13.0"`,
 //! `"580.159.04"`, `"sm_90a"`), so the JSON stays readable.
 
+pub mod builds;
 pub mod compat;
 pub mod fingerprint;
+pub mod gpus;
 pub mod measured;
+pub mod plan;
 pub mod read;
 pub mod select;
 pub mod target;

@@ -12,11 +12,10 @@ use gpukb_facts::select::{
 };
 use gpukb_facts::{ComputeCapability, CudaVersion};
 
+/// The planner's pinned command for this build (`gpukb plan` shows the same).
 fn install_torch(b: &TorchBuild) -> String {
-    format!(
-        "pip install --force-reinstall torch=={} torchvision torchaudio --index-url https://download.pytorch.org/whl/{}",
-        b.torch, b.variant
-    )
+    b.command
+        .replacen("pip install ", "pip install --force-reinstall ", 1)
 }
 
 fn driver_package(branch: u32, ccs: &[ComputeCapability]) -> String {

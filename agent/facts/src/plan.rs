@@ -1,0 +1,1523 @@
+//! The install planner behind `gpukb plan`: which PyTorch builds run on one
+//! or more machines (observed or described), why every other one fails, the
+//! one to install and its exact command, the driver branch and CUDA toolkit
+//! that go with it, NGC containers as an alternative, and a build's GPU
+//! support table. Pure: machine facts in, a [`Plan`] out; every rule comes
+//! from [`crate::compat`] and every row from [`crate::builds`].
+//!
+//! Policy (issue 10 §4): the newest release whose build runs natively (SASS)
+//! on every GPU; among its variants the newest CUDA the driver runs without
+//! forward compatibility, ties to the PyPI default; else the newest that
+//! runs through PTX JIT, marked so; none when no CUDA build runs.
+
+use crate::builds::{self, Arch, JetsonWheel, PyVersion, Release, Targets, TorchWheel};
+use crate::compat::{self, BranchCuda, DriverCompat, Outcome};
+use crate::gpus::GpuClass;
+use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
+use gpukb_jetson::L4tVersion;
+use serde::Serialize;
+
+/// Version of the JSON `gpukb plan --json` writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+const SRC_MVC: &str = "CUDA 13.2 Update 2 release notes, Table 2 (minor-version compatibility); CUDA Compatibility guide";
+const SRC_BIN: &str =
+    "CUDA Programming Guide, Binary Compatibility; Ada/Ampere compatibility guides";
+const SRC_FWD: &str = "CUDA Compatibility guide, Forward Compatibility (datacenter GPUs, select NGC Server Ready RTX SKUs, Jetson)";
+const SRC_BRANCH: &str =
+    "CUDA 13.2 Update 2 release notes, Table 3 (toolkit driver per CUDA release)";
+const SRC_JETSON: &str = "jetson/data/jetpack.csv (jetson_stats, OE4T/meta-tegra); NVIDIA 'Installing PyTorch for Jetson Platform'";
+
+/// One GPU of a machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuFact {
+    pub name: String,
+    pub cc: ComputeCapability,
+    pub class: GpuClass,
+    /// False when the GPU is newer than the tables (only PTX can cover it).
+    pub in_table: bool,
+    pub source: String,
+}
+
+impl GpuFact {
+    fn newer_than_data(&self) -> bool {
+        !self.in_table && self.cc > crate::gpus::newest_known_cc()
+    }
+    fn is_tegra(&self) -> bool {
+        self.class == GpuClass::Jetson || compat::is_tegra(self.cc.pair())
+    }
+}
+
+/// What is known of the driver.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DriverFact {
+    Known {
+        version: DriverVersion,
+        /// "driver 535 read as 535.54.03, the first R535 release…".
+        note: Option<String>,
+    },
+    /// Seen not to be installed.
+    Absent(String),
+    /// Could not be observed.
+    Unknown(String),
+}
+
+/// The Jetson side of a machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JetsonFact {
+    pub jetpack: Option<String>,
+    pub l4t: Option<L4tVersion>,
+}
+
+/// One machine to plan for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineFacts {
+    /// "this machine", "capture tests/fixtures/…", "described".
+    pub label: String,
+    pub gpus: Vec<GpuFact>,
+    /// Why the GPUs could not be observed (`None`: `gpus` is what is there).
+    pub gpus_unknown: Option<String>,
+    pub driver: DriverFact,
+    /// Observed highest CUDA of the driver (NVML / `cuDriverGetVersion`).
+    pub driver_cuda: Option<CudaVersion>,
+    pub arch: Option<Arch>,
+    pub python: Option<PyVersion>,
+    pub jetson: Option<JetsonFact>,
+}
+
+impl MachineFacts {
+    fn is_jetson(&self) -> bool {
+        self.jetson.is_some() || self.gpus.iter().any(GpuFact::is_tegra)
+    }
+
+    fn l4t(&self) -> Option<L4tVersion> {
+        self.jetson.as_ref().and_then(|j| j.l4t)
+    }
+
+    fn jetpack_major(&self) -> Option<u32> {
+        let j = self.jetson.as_ref()?;
+        j.l4t
+            .and_then(|l| gpukb_jetson::jetpack_major_for_r(l.major))
+            .or_else(|| j.jetpack.as_deref()?.split('.').next()?.parse().ok())
+    }
+
+    /// The JetPack table row for this L4T, when known.
+    fn jetpack_row(&self) -> Option<gpukb_jetson::tables::JetpackRow> {
+        match gpukb_jetson::tables::lookup_l4t(self.l4t()?) {
+            gpukb_jetson::tables::L4tLookup::Known(r) => Some(r),
+            gpukb_jetson::tables::L4tLookup::Unknown { nearest_older, .. } => nearest_older,
+        }
+    }
+
+    /// The highest CUDA the driver runs, as the rules use it.
+    fn effective_driver_cuda(&self) -> EffectiveCuda {
+        if let Some(c) = self.driver_cuda {
+            return EffectiveCuda::Known(c);
+        }
+        if let DriverFact::Known { version, .. } = &self.driver {
+            return match compat::branch_cuda(version.branch()) {
+                BranchCuda::Known(c) => EffectiveCuda::Known(c),
+                BranchCuda::NewerThanData { newest } => EffectiveCuda::NewerThanData(newest),
+                BranchCuda::OlderThanData => EffectiveCuda::Known(CudaVersion::new(8, 0)),
+            };
+        }
+        // Jetson: the GPU driver is part of L4T; its CUDA is JetPack's.
+        if self.is_jetson() {
+            if let Some(c) = self.jetpack_row().and_then(|r| r.cuda?.parse().ok()) {
+                return EffectiveCuda::Known(c);
+            }
+        }
+        EffectiveCuda::Unknown
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum EffectiveCuda {
+    Known(CudaVersion),
+    NewerThanData(u32),
+    Unknown,
+}
+
+impl EffectiveCuda {
+    /// For image decisions: an unknown or newer-than-data driver is taken to JIT anything.
+    fn api(self) -> u32 {
+        match self {
+            EffectiveCuda::Known(c) => c.api(),
+            _ => 99_000,
+        }
+    }
+}
+
+/// Which builds to consider: `2.5.1`, `2.5.1+cu124`, `2.5`, `>=2.4,<2.6`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TorchSpec {
+    constraints: Vec<(Op, Release)>,
+    /// `+cu124` of an exact build.
+    pub variant: Option<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    Eq,
+    Prefix(usize),
+    Ge,
+    Gt,
+    Le,
+    Lt,
+    Ne,
+}
+
+/// A `--torch` that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--torch {0:?}: expected a version (2.5.1), a build (2.5.1+cu124) or a range (>=2.4,<2.6)")]
+pub struct BadTorchSpec(pub String);
+
+impl TorchSpec {
+    /// Parses a spec; an empty string means every release.
+    pub fn parse(s: &str) -> Result<TorchSpec, BadTorchSpec> {
+        let bad = || BadTorchSpec(s.chars().take(60).collect());
+        let mut spec = TorchSpec {
+            text: s.trim().to_string(),
+            ..TorchSpec::default()
+        };
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (op, rest) = [
+                (">=", Op::Ge),
+                ("<=", Op::Le),
+                ("==", Op::Eq),
+                ("!=", Op::Ne),
+                (">", Op::Gt),
+                ("<", Op::Lt),
+            ]
+            .iter()
+            .find_map(|(p, op)| part.strip_prefix(p).map(|r| (*op, r.trim())))
+            .unwrap_or((Op::Eq, part));
+            let (ver, variant) = match rest.split_once('+') {
+                Some((v, var)) => (v, Some(var)),
+                None => (rest, None),
+            };
+            if !ver.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                return Err(bad());
+            }
+            let r = Release::parse(ver).ok_or_else(bad)?;
+            let dots = ver.split('.').count();
+            let op = match op {
+                Op::Eq if dots < 3 => Op::Prefix(dots),
+                o => o,
+            };
+            if let Some(v) = variant {
+                if op != Op::Eq || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                    return Err(bad());
+                }
+                spec.variant = Some(v.to_string());
+            }
+            spec.constraints.push((op, r));
+        }
+        Ok(spec)
+    }
+
+    /// Whether a release (and variant) is within the spec.
+    pub fn matches(&self, r: &Release, variant: &str) -> bool {
+        if self.variant.as_deref().is_some_and(|v| v != variant) {
+            return false;
+        }
+        self.constraints.iter().all(|(op, want)| match op {
+            Op::Eq => r.parts == want.parts,
+            Op::Ne => r.parts != want.parts,
+            Op::Prefix(n) => r.parts[..*n] == want.parts[..*n],
+            Op::Ge => r.parts >= want.parts,
+            Op::Gt => r.parts > want.parts,
+            Op::Le => r.parts <= want.parts,
+            Op::Lt => r.parts < want.parts,
+        })
+    }
+
+    /// The lowest release the spec allows, when it has one.
+    fn floor(&self) -> Option<&Release> {
+        self.constraints
+            .iter()
+            .filter(|(op, _)| matches!(op, Op::Eq | Op::Prefix(_) | Op::Ge | Op::Gt))
+            .map(|(_, r)| r)
+            .max()
+    }
+}
+
+/// Why a candidate runs or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    Ok,
+    Arch,
+    Driver,
+    Python,
+    Platform,
+    Jetpack,
+    PtxJit,
+    ForwardCompat,
+    NewerThanData,
+    Unknown,
+}
+
+/// One reason, about one GPU (index into `machine.gpus`) or the machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reason {
+    pub code: Code,
+    pub gpu: Option<usize>,
+    pub text: String,
+    pub source: String,
+}
+
+fn reason(
+    code: Code,
+    gpu: Option<usize>,
+    text: impl Into<String>,
+    source: impl Into<String>,
+) -> Reason {
+    Reason {
+        code,
+        gpu,
+        text: text.into(),
+        source: source.into(),
+    }
+}
+
+/// How a build runs on the GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    Sass,
+    PtxJit,
+}
+
+/// One candidate build and the verdict on it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    pub version: String,
+    pub variant: String,
+    pub platform: String,
+    pub runs: bool,
+    pub certain: bool,
+    pub via: Option<Via>,
+    pub reasons: Vec<Reason>,
+    pub index_url: Option<String>,
+    pub pypi_default: bool,
+    pub source: String,
+    pub as_of: String,
+    #[serde(skip)]
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Official(TorchWheel),
+    Jetson(JetsonWheel),
+}
+
+impl Candidate {
+    fn release(&self) -> &Release {
+        match &self.kind {
+            Kind::Official(w) => &w.release,
+            Kind::Jetson(w) => &w.release,
+        }
+    }
+    fn cuda(&self) -> Option<CudaVersion> {
+        match &self.kind {
+            Kind::Official(w) => w.cuda,
+            Kind::Jetson(w) => w.cuda,
+        }
+    }
+}
+
+/// The build to install.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recommended {
+    pub version: String,
+    pub variant: String,
+    pub index_url: Option<String>,
+    pub command: String,
+    pub via: Via,
+    pub certain: bool,
+    pub pypi_default: bool,
+    /// The same install with uv, conda-forge, or a container on Jetson.
+    pub alternatives: Vec<Alternative>,
+    pub why: String,
+}
+
+/// Another way to install the recommended build.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alternative {
+    pub tool: String,
+    pub command: String,
+    pub note: String,
+}
+
+/// The torch part of a plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct TorchPlan {
+    pub recommended: Option<Recommended>,
+    pub candidates: Vec<Candidate>,
+}
+
+/// The driver the GPUs should run for the recommended build.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverPlan {
+    pub branch: Option<u32>,
+    pub open_modules_required: bool,
+    pub reason: String,
+    pub source: String,
+}
+
+/// The CUDA toolkit to build extensions against the recommended build.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolkitPlan {
+    pub version: Option<String>,
+    pub reason: String,
+}
+
+/// An NGC container judged for the machines.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerVerdict {
+    pub image: String,
+    pub cuda: String,
+    pub min_driver: Option<String>,
+    pub runs: bool,
+    pub reasons: Vec<Reason>,
+    pub source: String,
+}
+
+/// One GPU in the plan's `machine` view.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuView {
+    pub name: String,
+    pub cc: ComputeCapability,
+    pub class: GpuClass,
+    pub source: String,
+    /// The machine it is in (when several were given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+}
+
+/// The machine as the plan saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineView {
+    pub label: String,
+    pub gpus: Vec<GpuView>,
+    pub driver: Option<String>,
+    /// `found`, `absent` (seen not to be installed) or `unknown`.
+    pub driver_status: &'static str,
+    pub driver_cuda: Option<String>,
+    pub arch: Option<&'static str>,
+    pub python: Option<String>,
+    pub jetpack: Option<String>,
+    pub l4t: Option<String>,
+}
+
+/// `gpukb plan`'s answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub schema_version: u32,
+    pub as_of: String,
+    pub machine: MachineView,
+    /// Each machine, when several were given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<MachineView>,
+    /// Facts about the input: newer than the tables, a bare driver branch, unknowns.
+    pub notes: Vec<Reason>,
+    pub torch: TorchPlan,
+    pub driver: DriverPlan,
+    pub toolkit: ToolkitPlan,
+    pub containers: Vec<ContainerVerdict>,
+}
+
+impl Plan {
+    /// 0 when something is recommended, 1 when nothing runs.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.torch.recommended.is_none())
+    }
+}
+
+fn py_text(p: PyVersion) -> String {
+    format!("{}.{}", p.0, p.1)
+}
+
+fn py_range(v: &[PyVersion]) -> String {
+    match (v.first(), v.last()) {
+        (Some(a), Some(b)) if a != b => format!("{}–{}", py_text(*a), py_text(*b)),
+        (Some(a), _) => py_text(*a),
+        _ => "unknown".into(),
+    }
+}
+
+/// Verdict on one build on one machine; reasons' GPU indices start at `offset`.
+struct Judged {
+    runs: bool,
+    certain: bool,
+    via: Option<Via>,
+    reasons: Vec<Reason>,
+}
+
+fn judge_python(m: &MachineFacts, have: &[PyVersion], release: &Release, out: &mut Judged) {
+    let Some(py) = m.python else { return };
+    if have.is_empty() {
+        out.certain = false;
+        out.reasons.push(reason(
+            Code::Unknown,
+            None,
+            format!("the Python versions of torch {release} are not in my tables"),
+            "torch_builds.csv",
+        ));
+    } else if !have.contains(&py) {
+        out.runs = false;
+        out.reasons.push(reason(
+            Code::Python,
+            None,
+            format!(
+                "torch {release} has wheels for Python {}, not {}",
+                py_range(have),
+                py_text(py)
+            ),
+            "the wheels' Python tags and Requires-Python on PyPI",
+        ));
+    }
+}
+
+fn judge_gpus(
+    m: &MachineFacts,
+    images: Option<&[crate::target::FatbinImage]>,
+    offset: usize,
+    cuda: EffectiveCuda,
+    out: &mut Judged,
+) {
+    if m.gpus.is_empty() {
+        match &m.gpus_unknown {
+            Some(why) => {
+                out.certain = false;
+                out.reasons.push(reason(
+                    Code::Unknown,
+                    None,
+                    format!("the GPUs are unknown ({why})"),
+                    "machine facts",
+                ));
+            }
+            None => {
+                out.runs = false;
+                out.reasons.push(reason(
+                    Code::Arch,
+                    None,
+                    "no NVIDIA GPU on this machine: a CUDA build has nothing to run on",
+                    "machine facts",
+                ));
+            }
+        }
+        return;
+    }
+    let Some(images) = images else {
+        out.runs = false;
+        out.certain = false;
+        out.reasons.push(reason(
+            Code::Unknown,
+            None,
+            "this build's SASS/PTX targets are not verified in my tables",
+            "torch_builds.csv",
+        ));
+        return;
+    };
+    for (i, g) in m.gpus.iter().enumerate() {
+        let gi = Some(offset + i);
+        let newer = g.newer_than_data();
+        let usable: Vec<_> = if newer {
+            images
+                .iter()
+                .copied()
+                .filter(|im| im.kind == crate::target::ImageKind::Ptx)
+                .collect()
+        } else {
+            images.to_vec()
+        };
+        if newer {
+            out.reasons.push(reason(
+                Code::NewerThanData,
+                gi,
+                format!(
+                    "{} (CC {}) is newer than my GPU table (as of {}): only PTX counts",
+                    g.name,
+                    g.cc,
+                    crate::gpus::GPUS_AS_OF
+                ),
+                "agent/facts/data/gpus.csv",
+            ));
+        }
+        let v = compat::decide(g.cc.pair(), cuda.api(), &usable);
+        match v.outcome {
+            Outcome::Sass => out.reasons.push(reason(
+                Code::Ok,
+                gi,
+                format!("{}: {}", g.name, v.reason),
+                SRC_BIN,
+            )),
+            Outcome::PtxJit => {
+                out.via = Some(Via::PtxJit);
+                out.reasons.push(reason(
+                    Code::PtxJit,
+                    gi,
+                    format!("{}: {}", g.name, v.reason),
+                    SRC_BIN,
+                ));
+            }
+            Outcome::PtxTooNew => {
+                out.runs = false;
+                out.reasons.push(reason(
+                    Code::Driver,
+                    gi,
+                    format!("{}: {}", g.name, v.reason),
+                    "PTX ISA release history (PTX ISA manual); CUDA Compatibility guide",
+                ));
+            }
+            Outcome::NoImage => {
+                out.runs = false;
+                out.reasons.push(reason(
+                    Code::Arch,
+                    gi,
+                    format!("{}: {}", g.name, v.reason),
+                    SRC_BIN,
+                ));
+            }
+        }
+    }
+}
+
+fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Judged) {
+    let floor = compat::min_driver_for(cuda).unwrap_or("?");
+    if let DriverFact::Known { version, .. } = &m.driver {
+        for (i, g) in m.gpus.iter().enumerate() {
+            if let Err(e) = compat::branch_supports_gpu(version.branch(), g.cc.pair()) {
+                out.runs = false;
+                out.reasons.push(reason(Code::Driver, Some(offset + i), format!("{}: {e}", g.name), "NVIDIA legacy GPU list; CUDA 12.8 release notes (Blackwell); compat-facts.md §1c"));
+            }
+        }
+    }
+    match (&m.driver, m.effective_driver_cuda()) {
+        (_, EffectiveCuda::NewerThanData(newest)) => out.reasons.push(reason(
+            Code::NewerThanData,
+            None,
+            format!("driver {} is newer than my tables (R{newest}, as of {}): taken to run every CUDA they know", driver_text(&m.driver), compat::DRIVER_TABLE_AS_OF),
+            SRC_BRANCH,
+        )),
+        (DriverFact::Absent(why), _) => {
+            out.certain = false;
+            out.reasons.push(reason(Code::Unknown, None, format!("no NVIDIA driver ({why}): CUDA {cuda} builds need driver >= {floor}"), SRC_MVC));
+        }
+        (DriverFact::Unknown(why), EffectiveCuda::Unknown) => {
+            out.certain = false;
+            out.reasons.push(reason(Code::Unknown, None, format!("the driver is unknown ({why}): CUDA {cuda} builds need driver >= {floor}"), SRC_MVC));
+        }
+        (_, EffectiveCuda::Unknown) => {
+            out.certain = false;
+            out.reasons.push(reason(Code::Unknown, None, "the driver's CUDA version is unknown", SRC_MVC));
+        }
+        (d, EffectiveCuda::Known(dc)) => {
+            let release_ok = match (d, compat::min_driver_for(cuda)) {
+                (DriverFact::Known { version, .. }, Some(f)) if cuda.major >= 11 => {
+                    f.parse::<DriverVersion>().is_ok_and(|f| version >= &f || dc >= cuda)
+                }
+                _ => true,
+            };
+            match compat::driver_runs_cuda(dc, cuda) {
+                DriverCompat::Native => out.reasons.push(reason(Code::Ok, None, format!("the driver runs CUDA {dc} >= {cuda} natively"), SRC_BRANCH)),
+                DriverCompat::MinorVersion if release_ok => out.reasons.push(reason(
+                    Code::Ok,
+                    None,
+                    format!("the driver (CUDA {dc}) runs CUDA {cuda} under minor-version compatibility (driver >= {floor}); PTX of CUDA {cuda} would not JIT"),
+                    SRC_MVC,
+                )),
+                _ => {
+                    out.runs = false;
+                    out.reasons.push(reason(
+                        Code::Driver,
+                        None,
+                        format!("CUDA {cuda} builds need driver >= {floor}; this driver ({}) runs CUDA {dc}: \"CUDA driver version is insufficient\"", driver_text(d)),
+                        SRC_MVC,
+                    ));
+                    let fwd: Vec<Option<bool>> = m.gpus.iter().map(|g| g.class.forward_compat()).collect();
+                    if !fwd.is_empty() && fwd.iter().all(|f| *f == Some(true)) {
+                        out.reasons.push(reason(
+                            Code::ForwardCompat,
+                            None,
+                            format!("these GPUs support forward compatibility: installing cuda-compat-{}-{} would let it run without a driver upgrade", cuda.major, cuda.minor),
+                            SRC_FWD,
+                        ));
+                    } else if fwd.iter().any(|f| f.is_none()) {
+                        out.reasons.push(reason(
+                            Code::ForwardCompat,
+                            None,
+                            format!("cuda-compat-{}-{} works only on datacenter GPUs, select NGC Server Ready RTX SKUs and Jetson", cuda.major, cuda.minor),
+                            SRC_FWD,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn driver_text(d: &DriverFact) -> String {
+    match d {
+        DriverFact::Known { version, .. } => version.to_string(),
+        DriverFact::Absent(_) => "none installed".into(),
+        DriverFact::Unknown(_) => "unknown".into(),
+    }
+}
+
+fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
+    let mut out = Judged {
+        runs: true,
+        certain: true,
+        via: w.cuda.map(|_| Via::Sass),
+        reasons: Vec::new(),
+    };
+    match m.arch {
+        None => {
+            out.certain = false;
+            out.reasons.push(reason(
+                Code::Unknown,
+                None,
+                "the CPU architecture is unknown",
+                "machine facts",
+            ));
+        }
+        Some(a) if a != w.arch => {
+            out.runs = false;
+            out.reasons.push(reason(
+                Code::Platform,
+                None,
+                format!(
+                    "a linux-{} build; this machine is {}",
+                    w.arch.as_str(),
+                    a.as_str()
+                ),
+                "the wheel's platform tag",
+            ));
+        }
+        _ => {}
+    }
+    if w.cuda.is_some() && m.is_jetson() {
+        match m.jetpack_major() {
+            Some(j) if j >= 7 => {}
+            Some(j) => {
+                out.runs = false;
+                out.reasons.push(reason(
+                    Code::Jetpack,
+                    None,
+                    format!("official aarch64 CUDA wheels are SBSA builds; JetPack {j} drives the GPU with the Tegra CUDA stack: use NVIDIA's Jetson wheel"),
+                    "compat-facts.md §2b (Orin is the exception to SBSA unification); NVIDIA 'Installing PyTorch for Jetson Platform'",
+                ));
+            }
+            None => {
+                out.certain = false;
+                out.reasons.push(reason(
+                    Code::Unknown,
+                    None,
+                    "a Jetson of unknown JetPack: SBSA wheels run only from JetPack 7",
+                    SRC_JETSON,
+                ));
+            }
+        }
+    }
+    judge_python(m, &w.python, &w.release, &mut out);
+    let Some(cuda) = w.cuda else {
+        out.reasons.push(reason(
+            Code::Ok,
+            None,
+            "CPU-only build: runs without using the GPU",
+            &w.source,
+        ));
+        return out;
+    };
+    judge_gpus(
+        m,
+        w.images().as_deref(),
+        offset,
+        m.effective_driver_cuda(),
+        &mut out,
+    );
+    if !m.is_jetson() {
+        judge_driver(m, cuda, offset, &mut out);
+    }
+    out
+}
+
+fn judge_jetson(w: &JetsonWheel, m: &MachineFacts, offset: usize) -> Judged {
+    let mut out = Judged {
+        runs: true,
+        certain: true,
+        via: Some(Via::Sass),
+        reasons: Vec::new(),
+    };
+    if !m.is_jetson() {
+        out.runs = false;
+        out.reasons.push(reason(
+            Code::Platform,
+            None,
+            format!(
+                "NVIDIA's Jetson wheel for JetPack {}: this machine is not a Jetson",
+                w.jetpack
+            ),
+            &w.source,
+        ));
+        return out;
+    }
+    match m.l4t() {
+        Some(l) if l >= w.l4t_min && l <= w.l4t_max => out.reasons.push(reason(
+            Code::Ok,
+            None,
+            format!(
+                "built for JetPack {} (L4T {}–{}); this is L4T {l}",
+                w.jetpack, w.l4t_min, w.l4t_max
+            ),
+            &w.source,
+        )),
+        Some(l) if l > w.l4t_max && l.major == w.l4t_max.major && l4t_newer_than_data(l) => {
+            out.certain = false;
+            out.reasons.push(reason(
+                Code::NewerThanData,
+                None,
+                format!("L4T {l} is newer than my JetPack table (as of {}): assumed to keep R{}'s CUDA stack", w.as_of, l.major),
+                SRC_JETSON,
+            ));
+        }
+        Some(l) => {
+            out.runs = false;
+            out.reasons.push(reason(
+                Code::Jetpack,
+                None,
+                format!(
+                    "built for JetPack {} (L4T {}–{}, CUDA {}); this is L4T {l}",
+                    w.jetpack,
+                    w.l4t_min,
+                    w.l4t_max,
+                    w.cuda.map_or("?".into(), |c| c.to_string())
+                ),
+                &w.source,
+            ));
+        }
+        None => {
+            out.certain = false;
+            out.reasons.push(reason(
+                Code::Unknown,
+                None,
+                "the L4T release is unknown",
+                SRC_JETSON,
+            ));
+        }
+    }
+    judge_python(m, &w.python, &w.release, &mut out);
+    let images = w.images();
+    judge_gpus(m, Some(&images), offset, EffectiveCuda::Unknown, &mut out);
+    out
+}
+
+/// Whether an L4T release is newer than every JetPack-table row of its R-major.
+fn l4t_newer_than_data(l: L4tVersion) -> bool {
+    let same: Vec<L4tVersion> = gpukb_jetson::tables::jetpack_table()
+        .iter()
+        .map(|r| r.l4t)
+        .filter(|r| r.major == l.major)
+        .collect();
+    match same.iter().max() {
+        Some(max) => l > *max,
+        None => gpukb_jetson::tables::latest_known_l4t().is_some_and(|t| l > t),
+    }
+}
+
+fn combine(parts: Vec<Judged>) -> Judged {
+    let mut out = Judged {
+        runs: true,
+        certain: true,
+        via: None,
+        reasons: Vec::new(),
+    };
+    for p in parts {
+        out.runs &= p.runs;
+        out.certain &= p.certain;
+        out.via = match (out.via, p.via) {
+            (Some(Via::PtxJit), _) | (_, Some(Via::PtxJit)) => Some(Via::PtxJit),
+            (a, b) => a.or(b),
+        };
+        out.reasons.extend(p.reasons);
+    }
+    out
+}
+
+fn judge_all<F: Fn(&MachineFacts, usize) -> Judged>(machines: &[MachineFacts], f: F) -> Judged {
+    let mut offset = 0;
+    let several = machines.len() > 1;
+    let parts = machines
+        .iter()
+        .map(|m| {
+            let mut j = f(m, offset);
+            offset += m.gpus.len();
+            if several {
+                for r in &mut j.reasons {
+                    r.text = format!("{}: {}", m.label, r.text);
+                }
+            }
+            j
+        })
+        .collect();
+    combine(parts)
+}
+
+fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let any_jetson = machines.iter().any(MachineFacts::is_jetson);
+    for w in builds::torch_wheels()
+        .iter()
+        .filter(|w| spec.matches(&w.release, &w.variant))
+    {
+        let j = judge_all(machines, |m, o| judge_official(w, m, o));
+        out.push(Candidate {
+            version: w.release.to_string(),
+            variant: w.variant.clone(),
+            platform: format!("linux-{}", w.arch.as_str()),
+            runs: j.runs,
+            certain: j.certain,
+            via: if j.runs { j.via } else { None },
+            reasons: j.reasons,
+            index_url: Some(w.index_url.clone()),
+            pypi_default: w.pypi_default,
+            source: w.source.clone(),
+            as_of: w.as_of.clone(),
+            kind: Kind::Official(w.clone()),
+        });
+    }
+    for w in builds::jetson_wheels()
+        .iter()
+        .filter(|w| spec.matches(&w.release, &w.variant))
+    {
+        let j = judge_all(machines, |m, o| judge_jetson(w, m, o));
+        out.push(Candidate {
+            version: w.release.to_string(),
+            variant: w.variant.clone(),
+            platform: format!("jetson-jetpack-{}", w.jetpack),
+            runs: j.runs && any_jetson,
+            certain: j.certain,
+            via: if j.runs { j.via } else { None },
+            reasons: j.reasons,
+            index_url: (!w.index_url.is_empty()).then(|| w.index_url.clone()),
+            pypi_default: false,
+            source: w.source.clone(),
+            as_of: w.as_of.clone(),
+            kind: Kind::Jetson(w.clone()),
+        });
+    }
+    out
+}
+
+fn driver_known(machines: &[MachineFacts]) -> bool {
+    machines
+        .iter()
+        .all(|m| !matches!(m.effective_driver_cuda(), EffectiveCuda::Unknown))
+}
+
+/// Policy §4 over judged candidates.
+fn pick<'a>(cands: &'a [Candidate], machines: &[MachineFacts]) -> Option<&'a Candidate> {
+    let cuda_runs: Vec<&Candidate> = cands
+        .iter()
+        .filter(|c| c.runs && c.cuda().is_some())
+        .collect();
+    let known_driver = driver_known(machines);
+    let best = |via: Via| -> Option<&Candidate> {
+        let set: Vec<&Candidate> = cuda_runs
+            .iter()
+            .copied()
+            .filter(|c| c.via == Some(via))
+            .collect();
+        let newest = set.iter().map(|c| c.release()).max()?.clone();
+        set.into_iter()
+            .filter(|c| *c.release() == newest)
+            .max_by(|a, b| {
+                let key = |c: &Candidate| (c.certain, c.cuda(), c.pypi_default);
+                let alt = |c: &Candidate| (c.certain, c.pypi_default, c.cuda());
+                if known_driver {
+                    key(a).cmp(&key(b))
+                } else {
+                    alt(a).cmp(&alt(b))
+                }
+            })
+    };
+    best(Via::Sass).or_else(|| best(Via::PtxJit))
+}
+
+fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
+    let m0 = &machines[0];
+    let driver_cuda = machines
+        .iter()
+        .filter_map(|m| match m.effective_driver_cuda() {
+            EffectiveCuda::Known(c) => Some(c),
+            _ => None,
+        })
+        .min();
+    let mut alternatives = Vec::new();
+    let (command, why) = match &c.kind {
+        Kind::Official(w) => {
+            let pkgs = pinned_packages(w);
+            let cmd = pip_command(w);
+            let uv = match driver_cuda {
+                Some(d) => format!(
+                    "UV_CUDA_DRIVER_VERSION={} uv pip install {pkgs} --torch-backend={}",
+                    d, w.variant
+                ),
+                None => format!("uv pip install {pkgs} --torch-backend={}", w.variant),
+            };
+            alternatives.push(Alternative {
+                tool: "uv".into(),
+                command: uv,
+                note: "--torch-backend picks the same index; UV_CUDA_DRIVER_VERSION plans for a machine that is not this one".into(),
+            });
+            if let Some(cuda) = w.cuda {
+                let over = driver_cuda.unwrap_or(cuda);
+                alternatives.push(Alternative {
+                    tool: "conda-forge".into(),
+                    command: format!("CONDA_OVERRIDE_CUDA={over} conda install -c conda-forge pytorch={} cuda-version={cuda}", w.release),
+                    note: "conda-forge builds its own arch list; the pytorch channel stopped at 2.5".into(),
+                });
+            }
+            let mut missing = Vec::new();
+            if w.torchvision.is_empty() {
+                missing.push("torchvision");
+            }
+            if w.torchaudio.is_empty() {
+                missing.push("torchaudio");
+            }
+            let missing = if missing.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; no {} release on PyPI pins torch {}, so none is pinned here",
+                    missing.join(" or "),
+                    w.release
+                )
+            };
+            let default = if w.pypi_default {
+                format!(
+                    " (the PyPI default build: plain `pip install torch=={}` gets it too)",
+                    w.release
+                )
+            } else {
+                String::new()
+            };
+            if w.arch == Arch::Aarch64 && machines.iter().any(MachineFacts::is_jetson) {
+                alternatives.push(Alternative {
+                    tool: "jetson-ai-lab".into(),
+                    command: format!("pip install torch --index-url https://pypi.jetson-ai-lab.io/sbsa/{}", w.variant),
+                    note: "the community index for Thor (SBSA), not the jp7 one; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01".into(),
+                });
+            }
+            (cmd, format!("newest torch whose build runs {} on every GPU; {} is the newest CUDA the driver runs{default}{missing}", via_text(c.via), w.variant))
+        }
+        Kind::Jetson(w) => {
+            let cmd = if w.wheel_url.is_empty() {
+                format!(
+                    "pip install torch=={} (NVIDIA's JetPack {} wheel: see {})",
+                    w.release, w.jetpack, w.source
+                )
+            } else {
+                format!("pip install {}", w.wheel_url)
+            };
+            let l4t = m0.l4t().map_or("r36.4.0".into(), |l| format!("r{l}"));
+            alternatives.push(Alternative {
+                tool: "jetson-containers".into(),
+                command: "jetson-containers run $(autotag pytorch)".into(),
+                note: format!("dustynv/pytorch images are tagged by L4T ({l4t}); autotag falls back to a default JetPack for an unknown L4T (dusty-nv/jetson-containers#875)"),
+            });
+            (
+                cmd,
+                format!(
+                    "NVIDIA's wheel for JetPack {} carries SASS for this Jetson's GPU",
+                    w.jetpack
+                ),
+            )
+        }
+    };
+    Recommended {
+        version: c.version.clone(),
+        variant: c.variant.clone(),
+        index_url: c.index_url.clone(),
+        command,
+        via: c.via.unwrap_or(Via::Sass),
+        certain: c.certain,
+        pypi_default: c.pypi_default,
+        alternatives,
+        why,
+    }
+}
+
+/// `torch==X torchvision==Y torchaudio==Z`, the companions pinned where PyPI pins them.
+fn pinned_packages(w: &TorchWheel) -> String {
+    let mut pkgs = format!("torch=={}", w.release);
+    if !w.torchvision.is_empty() {
+        pkgs.push_str(&format!(" torchvision=={}", w.torchvision));
+    }
+    if !w.torchaudio.is_empty() {
+        pkgs.push_str(&format!(" torchaudio=={}", w.torchaudio));
+    }
+    pkgs
+}
+
+/// The pip command that installs exactly this build.
+pub fn pip_command(w: &TorchWheel) -> String {
+    format!(
+        "pip install {} --index-url {}",
+        pinned_packages(w),
+        w.index_url
+    )
+}
+
+fn via_text(v: Option<Via>) -> &'static str {
+    match v {
+        Some(Via::PtxJit) => "only through PTX JIT (slow first start, no arch-specific kernels)",
+        _ => "natively (SASS)",
+    }
+}
+
+fn plan_driver(machines: &[MachineFacts], rec: Option<&Candidate>) -> DriverPlan {
+    let gpus: Vec<&GpuFact> = machines.iter().flat_map(|m| &m.gpus).collect();
+    let open = gpus
+        .iter()
+        .any(|g| compat::needs_open_modules(g.cc.pair(), &g.name));
+    if machines.iter().all(MachineFacts::is_jetson) {
+        return DriverPlan {
+            branch: None,
+            open_modules_required: false,
+            reason: "on Jetson the GPU driver is part of Jetson Linux (L4T): upgrade JetPack, not the driver".into(),
+            source: SRC_JETSON.into(),
+        };
+    }
+    let ccs: Vec<ComputeCapability> = gpus.iter().map(|g| g.cc).collect();
+    let need = rec.and_then(Candidate::cuda);
+    if ccs.iter().any(|c| c.major == 3) {
+        return DriverPlan {
+            branch: Some(470),
+            open_modules_required: false,
+            reason: "Kepler GPUs: R470 is the last branch that drives them (CUDA 11.4 natively, 11.x under minor-version compatibility)".into(),
+            source: "NVIDIA legacy GPU list; compat-facts.md §1c".into(),
+        };
+    }
+    match crate::select::pick_driver_branch(&ccs, need) {
+        Ok(b) => {
+            let legacy = ccs
+                .iter()
+                .any(|c| matches!(c.pair(), (5, _) | (6, _) | (7, 0)));
+            let mut why = match need {
+                Some(n) => format!("R{b} runs CUDA {n} builds (natively or under minor-version compatibility: driver >= {})", compat::min_driver_for(n).unwrap_or("?")),
+                None => format!("R{b} runs CUDA 12.x and 13.0 builds"),
+            };
+            if legacy {
+                why.push_str(&format!(
+                    "; R{} is the last branch for Maxwell, Pascal and Volta: stay on it",
+                    crate::select::PROPOSED_BRANCH
+                ));
+            }
+            if open {
+                why.push_str("; Blackwell and Grace Hopper need NVIDIA's open kernel modules");
+            }
+            let installed: Vec<String> = machines
+                .iter()
+                .filter_map(|m| match &m.driver {
+                    DriverFact::Known { version, .. } if version.branch() >= b => {
+                        Some(version.to_string())
+                    }
+                    _ => None,
+                })
+                .collect();
+            if installed.len() == machines.len() {
+                why.push_str(&format!(
+                    "; the installed {} already does",
+                    installed.join(", ")
+                ));
+            }
+            DriverPlan {
+                branch: Some(b),
+                open_modules_required: open,
+                reason: why,
+                source: format!("{SRC_MVC}; NVIDIA driver installation guide (open modules); compat-facts.md §1c (legacy branches)"),
+            }
+        }
+        Err(e) => DriverPlan {
+            branch: None,
+            open_modules_required: open,
+            reason: e,
+            source: "compat-facts.md §1c".into(),
+        },
+    }
+}
+
+fn plan_toolkit(machines: &[MachineFacts], rec: Option<&Candidate>) -> ToolkitPlan {
+    let Some(cuda) = rec.and_then(Candidate::cuda) else {
+        return ToolkitPlan {
+            version: None,
+            reason: "no CUDA build is recommended".into(),
+        };
+    };
+    let mut why = format!("build CUDA extensions for torch {}+{} with CUDA toolkit {cuda}: torch.utils.cpp_extension requires the same CUDA major", rec.map_or("", |c| &c.version), rec.map_or("", |c| &c.variant));
+    let low = machines
+        .iter()
+        .filter_map(|m| match m.effective_driver_cuda() {
+            EffectiveCuda::Known(c) if c < cuda => Some(c),
+            _ => None,
+        })
+        .min();
+    if let Some(d) = low {
+        why.push_str(&format!("; the driver runs CUDA {d}: compile SASS for your GPUs (TORCH_CUDA_ARCH_LIST), since CUDA {cuda} PTX will not JIT on it (222)"));
+    }
+    ToolkitPlan {
+        version: Some(cuda.to_string()),
+        reason: why,
+    }
+}
+
+fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> ContainerVerdict {
+    let mut reasons = Vec::new();
+    let mut runs = true;
+    let mut offset = 0;
+    for m in machines {
+        if m.is_jetson() && m.jetpack_major().is_none_or(|j| j < 7) {
+            runs = false;
+            reasons.push(reason(Code::Platform, None, format!("{}: NGC's PyTorch images are x86_64/SBSA; JetPack < 7 needs the l4t-pytorch images", m.label), &c.source));
+        }
+        let min_cc = if c.cuda.major >= 13 {
+            ComputeCapability::new(7, 5)
+        } else {
+            ComputeCapability::new(5, 0)
+        };
+        for (i, g) in m.gpus.iter().enumerate() {
+            let first = compat::first_cuda_for_cc(g.cc.pair());
+            if first > c.cuda {
+                runs = false;
+                reasons.push(reason(
+                    Code::Arch,
+                    Some(offset + i),
+                    format!(
+                        "{} (CC {}) needs CUDA {first} or later; this image is CUDA {}",
+                        g.name, g.cc, c.cuda
+                    ),
+                    "compat-facts.md §1d (CUDA release notes)",
+                ));
+            } else if g.cc < min_cc {
+                runs = false;
+                reasons.push(reason(
+                    Code::Arch,
+                    Some(offset + i),
+                    format!(
+                        "{} (CC {}): CUDA {} no longer targets it",
+                        g.name, g.cc, c.cuda
+                    ),
+                    "CUDA 13.2 Update 2 release notes §2.6; compat-facts.md §1d",
+                ));
+            }
+        }
+        offset += m.gpus.len();
+        if m.is_jetson() {
+            continue;
+        }
+        match m.effective_driver_cuda() {
+            EffectiveCuda::Known(d) if d >= c.cuda => reasons.push(reason(
+                Code::Ok,
+                None,
+                format!("{}: the driver runs CUDA {d} >= {}", m.label, c.cuda),
+                SRC_BRANCH,
+            )),
+            EffectiveCuda::Known(d) => {
+                let fwd = !m.gpus.is_empty()
+                    && m.gpus
+                        .iter()
+                        .all(|g| g.class.forward_compat() == Some(true));
+                if fwd {
+                    reasons.push(reason(Code::ForwardCompat, None, format!("{}: driver CUDA {d} < {}: runs through the container's forward-compatibility libraries (datacenter GPUs)", m.label, c.cuda), SRC_FWD));
+                } else {
+                    runs = false;
+                    reasons.push(reason(
+                        Code::Driver,
+                        None,
+                        format!(
+                            "{}: the image needs a CUDA {} driver (>= {}); this one runs CUDA {d}",
+                            m.label,
+                            c.cuda,
+                            compat::toolkit_driver(c.cuda).unwrap_or("?")
+                        ),
+                        &c.source,
+                    ));
+                }
+            }
+            EffectiveCuda::NewerThanData(_) => reasons.push(reason(
+                Code::NewerThanData,
+                None,
+                format!("{}: the driver is newer than my tables", m.label),
+                SRC_BRANCH,
+            )),
+            EffectiveCuda::Unknown => reasons.push(reason(
+                Code::Unknown,
+                None,
+                format!("{}: the driver is unknown", m.label),
+                SRC_BRANCH,
+            )),
+        }
+    }
+    ContainerVerdict {
+        image: c.image.clone(),
+        cuda: c.cuda.to_string(),
+        min_driver: compat::toolkit_driver(c.cuda).map(str::to_string),
+        runs,
+        reasons,
+        source: c.source.clone(),
+    }
+}
+
+fn view(m: &MachineFacts, several: bool) -> MachineView {
+    MachineView {
+        label: m.label.clone(),
+        gpus: m
+            .gpus
+            .iter()
+            .map(|g| GpuView {
+                name: g.name.clone(),
+                cc: g.cc,
+                class: g.class,
+                source: g.source.clone(),
+                machine: several.then(|| m.label.clone()),
+            })
+            .collect(),
+        driver: match &m.driver {
+            DriverFact::Known { version, .. } => Some(version.to_string()),
+            _ => None,
+        },
+        driver_status: match &m.driver {
+            DriverFact::Known { .. } => "found",
+            DriverFact::Absent(_) => "absent",
+            DriverFact::Unknown(_) => "unknown",
+        },
+        driver_cuda: match m.effective_driver_cuda() {
+            EffectiveCuda::Known(c) if !matches!(m.driver, DriverFact::Absent(_)) => {
+                Some(c.to_string())
+            }
+            _ => None,
+        },
+        arch: m.arch.map(Arch::as_str),
+        python: m.python.map(py_text),
+        jetpack: m.jetson.as_ref().and_then(|j| j.jetpack.clone()),
+        l4t: m.l4t().map(|l| l.to_string()),
+    }
+}
+
+fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for m in machines {
+        if let DriverFact::Known { note: Some(n), .. } = &m.driver {
+            out.push(reason(Code::Ok, None, n.clone(), SRC_BRANCH));
+        }
+        if let EffectiveCuda::NewerThanData(newest) = m.effective_driver_cuda() {
+            out.push(reason(
+                Code::NewerThanData,
+                None,
+                format!(
+                    "driver {} is newer than my tables (newest R{newest}, as of {})",
+                    driver_text(&m.driver),
+                    compat::DRIVER_TABLE_AS_OF
+                ),
+                SRC_BRANCH,
+            ));
+        }
+        for (i, g) in m.gpus.iter().enumerate() {
+            if g.newer_than_data() {
+                out.push(reason(
+                    Code::NewerThanData,
+                    Some(offset + i),
+                    format!(
+                        "{} (CC {}) is newer than my GPU table (as of {})",
+                        g.name,
+                        g.cc,
+                        crate::gpus::GPUS_AS_OF
+                    ),
+                    "agent/facts/data/gpus.csv",
+                ));
+            }
+        }
+        offset += m.gpus.len();
+        if let Some(l) = m.l4t() {
+            if let gpukb_jetson::tables::L4tLookup::Unknown {
+                inferred_jetpack_major,
+                ..
+            } = gpukb_jetson::tables::lookup_l4t(l)
+            {
+                let newer_than_table = l4t_newer_than_data(l);
+                let text = if newer_than_table {
+                    format!("L4T {l} is newer than my JetPack table (as of {}); JetPack {} inferred from R{}", builds::jetson_wheels().last().map_or("", |w| &w.as_of), inferred_jetpack_major.map_or("?".into(), |j| j.to_string()), l.major)
+                } else {
+                    format!("L4T {l} is not in my JetPack table")
+                };
+                out.push(reason(
+                    if newer_than_table {
+                        Code::NewerThanData
+                    } else {
+                        Code::Unknown
+                    },
+                    None,
+                    text,
+                    SRC_JETSON,
+                ));
+            }
+        }
+        if let Some(why) = &m.gpus_unknown {
+            out.push(reason(
+                Code::Unknown,
+                None,
+                format!("{}: GPUs unknown ({why})", m.label),
+                "machine facts",
+            ));
+        }
+    }
+    let newest = builds::torch_wheels().iter().map(|w| &w.release).max();
+    if let (Some(f), Some(n)) = (spec.floor(), newest) {
+        if f.parts > n.parts {
+            out.push(reason(
+                Code::NewerThanData,
+                None,
+                format!(
+                    "torch {} is newer than my tables (newest {n}, as of {})",
+                    spec.text,
+                    builds::torch_wheels().last().map_or("", |w| &w.as_of)
+                ),
+                "agent/facts/data/torch_builds.csv",
+            ));
+        }
+    }
+    out
+}
+
+/// Plans for `machines` (at least one) within `spec`.
+pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
+    let several = machines.len() > 1;
+    let cands = candidates(machines, spec);
+    let picked = pick(&cands, machines).cloned();
+    let recommended = picked.as_ref().map(|c| recommend(c, machines));
+    let mut as_of: Vec<&str> = cands.iter().map(|c| c.as_of.as_str()).collect();
+    as_of.extend([compat::DRIVER_TABLE_AS_OF, crate::gpus::GPUS_AS_OF]);
+    let as_of = as_of
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .min()
+        .unwrap_or(compat::DRIVER_TABLE_AS_OF)
+        .to_string();
+    let views: Vec<MachineView> = machines.iter().map(|m| view(m, several)).collect();
+    let merged = if several {
+        let mut v = views[0].clone();
+        v.label = format!("{} machines", machines.len());
+        v.gpus = views.iter().flat_map(|m| m.gpus.clone()).collect();
+        v
+    } else {
+        views[0].clone()
+    };
+    Plan {
+        schema_version: SCHEMA_VERSION,
+        as_of,
+        machine: merged,
+        machines: if several { views } else { Vec::new() },
+        notes: notes(machines, spec),
+        driver: plan_driver(machines, picked.as_ref()),
+        toolkit: plan_toolkit(machines, picked.as_ref()),
+        containers: builds::containers()
+            .iter()
+            .map(|c| judge_container(c, machines))
+            .collect(),
+        torch: TorchPlan {
+            recommended,
+            candidates: cands,
+        },
+    }
+}
+
+/// How a build covers one GPU family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Support {
+    Sass,
+    PtxJit,
+    No,
+}
+
+/// One row of a build's support table.
+#[derive(Debug, Clone, Serialize)]
+pub struct SupportRow {
+    pub family: String,
+    pub cc: ComputeCapability,
+    pub support: Support,
+    pub min_driver: Option<String>,
+    pub examples: Vec<String>,
+}
+
+/// The build a `--torch` spec names for a support table: the exact build,
+/// else the PyPI default (then the newest CUDA) of the newest matching release.
+pub fn build_for_spec(spec: &TorchSpec, arch: Arch) -> Option<&'static TorchWheel> {
+    let m: Vec<&TorchWheel> = builds::torch_wheels()
+        .iter()
+        .filter(|w| w.arch == arch && w.cuda.is_some() && spec.matches(&w.release, &w.variant))
+        .collect();
+    let newest = m.iter().map(|w| &w.release).max()?.clone();
+    m.into_iter()
+        .filter(|w| w.release == newest)
+        .max_by_key(|w| (w.pypi_default, w.cuda))
+}
+
+/// Which GPU families a build runs on: `sass`, `ptx_jit` (with the driver its
+/// PTX needs) or `no`. `None` when the build's targets are not verified.
+pub fn support_table(w: &TorchWheel) -> Option<Vec<SupportRow>> {
+    let images = w.images()?;
+    let cuda = w.cuda?;
+    let mut rows: Vec<SupportRow> = Vec::new();
+    for g in crate::gpus::gpu_table() {
+        if let Some(r) = rows
+            .iter_mut()
+            .find(|r| r.cc == g.cc && r.family == g.architecture)
+        {
+            if r.examples.len() < 3 {
+                r.examples.push(g.name.clone());
+            }
+            continue;
+        }
+        let v = compat::decide(g.cc.pair(), 99_000, &images);
+        let floor = |d: Option<&'static str>| {
+            let gpu_min = compat::min_branch_for_gpu(g.cc.pair());
+            let f = d?.to_string();
+            if f.split('.').next()?.parse::<u32>().ok()? < gpu_min {
+                compat::first_release_of_branch(gpu_min).map(str::to_string)
+            } else {
+                Some(f)
+            }
+        };
+        let (support, min_driver) = match v.outcome {
+            Outcome::Sass => (Support::Sass, floor(compat::min_driver_for(cuda))),
+            Outcome::PtxJit => (Support::PtxJit, floor(compat::toolkit_driver(cuda))),
+            _ => (Support::No, None),
+        };
+        rows.push(SupportRow {
+            family: g.architecture.clone(),
+            cc: g.cc,
+            support,
+            min_driver,
+            examples: vec![g.name.clone()],
+        });
+    }
+    rows.sort_by_key(|r| r.cc);
+    Some(rows)
+}
+
+/// `Targets` as text.
+pub fn targets_text(t: &Targets) -> String {
+    match t {
+        Targets::Known(v) if v.is_empty() => "none".into(),
+        Targets::Known(v) => v.join(" "),
+        Targets::Unknown => "not verified".into(),
+    }
+}

@@ -1,0 +1,736 @@
+//! `gpukb plan`: what to install on a machine and why every other build
+//! would fail. Reads the machine(s) (this one, `--replay`, `--root`,
+//! `--fingerprint`, repeatable) or a described one (`--gpu`, `--driver`,
+//! `--arch`, `--python`, `--jetpack`/`--l4t`; flags override what was
+//! observed), hands the facts to `gpukb_facts::plan`, and renders the plan as
+//! text or JSON (schema_version 1). Exit 0 when a build is recommended, 1
+//! when none runs, 2 on bad input.
+
+use crate::machine::MachineArgs;
+use crate::style::Style;
+use anyhow::Context;
+use gpukb_agent::fingerprint::{Fingerprint, Observed};
+use gpukb_facts::builds::{parse_python, Arch};
+use gpukb_facts::gpus::{self, GpuClass};
+use gpukb_facts::plan::{
+    self, Candidate, Code, DriverFact, GpuFact, JetsonFact, MachineFacts, Plan, Support, TorchSpec,
+    Via,
+};
+use gpukb_facts::DriverVersion;
+use gpukb_jetson::L4tVersion;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    long_about = "Which PyTorch builds run on this machine (or on captured or described ones), the exact install command for the best one, and for every other build the reason it would fail, each with its source.\n\nExamples:\n  gpukb plan                                   this machine\n  gpukb plan --replay DIR --replay DIR2        a fleet: one build for every machine\n  gpukb plan --gpu \"RTX 4060 Ti\" --driver 535   a described machine\n  gpukb plan --gpu 7.0 --gpu 9.0 --python 3.12  two GPUs in one box\n  gpukb plan --gpu \"Jetson Orin NX\" --jetpack 6.2\n  gpukb plan --driver 580                      what if I install driver 580?\n  gpukb plan --torch 2.5.1+cu124 --support-table",
+    after_help = "Policy: the newest torch whose build runs natively (SASS) on every GPU; among its variants the newest CUDA the driver runs without forward compatibility (ties: the PyPI default); else the newest that runs through PTX JIT, marked so.\nExit status: 0 a build is recommended, 1 no CUDA build runs, 2 bad input."
+)]
+pub struct PlanArgs {
+    /// Plan for a copied root filesystem (files only).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["replay", "fingerprint"])]
+    pub root: Option<PathBuf>,
+    /// Plan for a capture written by `gpukb capture` (repeatable: the plan must run on every machine).
+    #[arg(long, value_name = "DIR")]
+    pub replay: Vec<PathBuf>,
+    /// Plan for a fingerprint written by `gpukb fingerprint --json` (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub fingerprint: Vec<PathBuf>,
+    /// A GPU by product name ("RTX 4060 Ti"), compute capability (8.9) or PCI id (10de:2684); repeatable. Replaces the observed GPUs.
+    #[arg(long, value_name = "NAME|CC|PCI-ID")]
+    pub gpu: Vec<String>,
+    /// The driver: a release (535.129.03) or a bare branch (535: its first release in the tables).
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// CPU architecture: x86_64 or aarch64.
+    #[arg(long, value_name = "ARCH")]
+    pub arch: Option<String>,
+    /// Python version, e.g. 3.12.
+    #[arg(long, value_name = "X.Y")]
+    pub python: Option<String>,
+    /// JetPack release (Jetson), e.g. 6.2.
+    #[arg(long, value_name = "X.Y", conflicts_with = "l4t")]
+    pub jetpack: Option<String>,
+    /// Jetson Linux (L4T) release, e.g. 36.4.3.
+    #[arg(long, value_name = "X.Y.Z")]
+    pub l4t: Option<String>,
+    /// Builds to consider: a version (2.5.1), a build (2.5.1+cu124) or a range (">=2.4,<2.6").
+    #[arg(long, value_name = "SPEC", default_value = "")]
+    pub torch: String,
+    /// Text: list every candidate with all its reasons (JSON always has them all).
+    #[arg(long)]
+    pub all: bool,
+    /// Print which GPU families the build `--torch` names runs on (sass, ptx_jit, no).
+    #[arg(long)]
+    pub support_table: bool,
+    /// Print JSON (schema_version 1).
+    #[arg(long)]
+    pub json: bool,
+    /// Load the recommended build's kernel images on this machine's GPU (needs one).
+    #[arg(long)]
+    pub verify: bool,
+    /// Seconds a command such as nvidia-smi may run before it is reported as hung.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub timeout: f64,
+}
+
+pub fn run(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let spec = TorchSpec::parse(&args.torch)?;
+    if args.support_table {
+        return support_table(args, &spec, out);
+    }
+    let machines = machines(args)?;
+    let plan = plan::plan(&machines, &spec);
+    if args.verify {
+        verify(&machines)?;
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &plan)?;
+        writeln!(out)?;
+    } else {
+        render(&plan, args.all, &Style::detect(), out)?;
+    }
+    Ok(ExitCode::from(plan.exit_code()))
+}
+
+/// `--verify`: loading the build's images needs a GPU this machine can drive.
+fn verify(machines: &[MachineFacts]) -> anyhow::Result<()> {
+    let live = machines.len() == 1 && machines[0].label == "this machine";
+    anyhow::ensure!(live, "--verify loads kernel images on a GPU: it needs this machine, not a capture or a described one");
+    anyhow::ensure!(
+        !machines[0].gpus.is_empty() && matches!(machines[0].driver, DriverFact::Known { .. }),
+        "--verify needs a GPU with a working NVIDIA driver, and this machine has none"
+    );
+    anyhow::bail!("--verify is not available in this gpukb yet: run `gpukb probe` to load the probe kernels on this GPU")
+}
+
+fn support_table(
+    args: &PlanArgs,
+    spec: &TorchSpec,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        !spec.text.is_empty(),
+        "--support-table needs --torch naming a build, e.g. --torch 2.5.1+cu124"
+    );
+    let arch = match &args.arch {
+        Some(a) => Arch::parse(a)
+            .ok_or_else(|| anyhow::anyhow!("--arch {a:?}: expected x86_64 or aarch64"))?,
+        None => Arch::X86_64,
+    };
+    let w = plan::build_for_spec(spec, arch).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--torch {}: no CUDA build of that in my tables (linux-{})",
+            spec.text,
+            arch.as_str()
+        )
+    })?;
+    let rows = plan::support_table(w).ok_or_else(|| {
+        anyhow::anyhow!(
+            "torch {}+{}: its SASS/PTX targets are not verified in my tables",
+            w.release,
+            w.variant
+        )
+    })?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &rows)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let s = Style::detect();
+    writeln!(
+        out,
+        "{}",
+        s.bold(&format!(
+            "torch {}+{} (linux-{}): SASS {}; PTX {}",
+            w.release,
+            w.variant,
+            arch.as_str(),
+            plan::targets_text(&w.sass),
+            plan::targets_text(&w.ptx)
+        ))
+    )?;
+    writeln!(
+        out,
+        "{}",
+        s.dim(&format!("source: {} (as of {})", w.source, w.as_of))
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<22} {:>5}  {:<8} {:<12} examples",
+        "family", "cc", "support", "min driver"
+    )?;
+    for r in rows {
+        let sup = match r.support {
+            Support::Sass => s.green("sass"),
+            Support::PtxJit => s.yellow("ptx_jit"),
+            Support::No => s.red("no"),
+        };
+        let pad = match r.support {
+            Support::Sass => 4,
+            Support::PtxJit => 7,
+            Support::No => 2,
+        };
+        writeln!(
+            out,
+            "{:<22} {:>5}  {}{} {:<12} {}",
+            r.family,
+            r.cc.to_string(),
+            sup,
+            " ".repeat(8 - pad),
+            r.min_driver.as_deref().unwrap_or("-"),
+            s.dim(&r.examples.join(", "))
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The machines the arguments name, with the flags applied.
+fn machines(args: &PlanArgs) -> anyhow::Result<Vec<MachineFacts>> {
+    let described = !args.gpu.is_empty()
+        && args.root.is_none()
+        && args.replay.is_empty()
+        && args.fingerprint.is_empty();
+    let mut ms: Vec<MachineFacts> = Vec::new();
+    if described {
+        ms.push(MachineFacts {
+            label: "described machine".into(),
+            gpus: Vec::new(),
+            gpus_unknown: None,
+            driver: DriverFact::Unknown("not given: --driver".into()),
+            driver_cuda: None,
+            arch: None,
+            python: None,
+            jetson: None,
+        });
+    } else {
+        let base = |root: Option<PathBuf>,
+                    replay: Option<PathBuf>,
+                    fingerprint: Option<PathBuf>| MachineArgs {
+            root,
+            replay,
+            fingerprint,
+            timeout: args.timeout,
+        };
+        let mut inputs: Vec<MachineArgs> = Vec::new();
+        inputs.extend(
+            args.replay
+                .iter()
+                .map(|r| base(None, Some(r.clone()), None)),
+        );
+        inputs.extend(
+            args.fingerprint
+                .iter()
+                .map(|f| base(None, None, Some(f.clone()))),
+        );
+        if inputs.is_empty() {
+            inputs.push(base(args.root.clone(), None, None));
+        }
+        for m in &inputs {
+            let fp = observe(m)?;
+            ms.push(from_fingerprint(&fp, &m.describe()));
+        }
+    }
+    for m in &mut ms {
+        apply_flags(args, m, described)?;
+    }
+    Ok(ms)
+}
+
+fn observe(m: &MachineArgs) -> anyhow::Result<Fingerprint> {
+    if let Some(path) = &m.fingerprint {
+        return crate::machine::read_fingerprint(path);
+    }
+    let host = std::sync::Arc::new(m.host(false)?);
+    let mut settings = crate::machine::deadlines(m);
+    settings.cuda_init = false;
+    Ok(gpukb_agent::fingerprint(host, &settings))
+}
+
+fn gpu_from_name(
+    name: &str,
+    cc: Option<gpukb_facts::ComputeCapability>,
+    source: String,
+) -> Option<GpuFact> {
+    let row = gpus::lookup_name(name);
+    let cc = cc.or(row.map(|r| r.cc))?;
+    Some(GpuFact {
+        name: name.to_string(),
+        cc,
+        class: row.map_or(
+            if gpukb_facts::compat::is_tegra(cc.pair()) {
+                GpuClass::Jetson
+            } else {
+                GpuClass::Unknown
+            },
+            |r| r.class,
+        ),
+        in_table: row.is_some() || cc <= gpus::newest_known_cc(),
+        source,
+    })
+}
+
+/// Machine facts from a fingerprint, every one with its source.
+pub fn from_fingerprint(fp: &Fingerprint, label: &str) -> MachineFacts {
+    let mut gpus_found: Vec<GpuFact> = Vec::new();
+    let mut gpus_unknown = None;
+    if let Some(n) = fp.nvml.value() {
+        gpus_found = n
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                gpu_from_name(&g.name, g.compute_capability, fp.nvml.source().to_string())
+            })
+            .collect();
+    } else if let Some(c) = fp.cuda.value().filter(|c| !c.devices.is_empty()) {
+        gpus_found = c
+            .devices
+            .iter()
+            .filter_map(|d| {
+                gpu_from_name(
+                    &d.name,
+                    Some(d.compute_capability),
+                    fp.cuda.source().to_string(),
+                )
+            })
+            .collect();
+    } else if let Some(pci) = fp.pci.value() {
+        for d in pci.iter().filter(|d| d.is_nvidia_gpu()) {
+            match d.device.and_then(gpus::lookup_pci) {
+                Some(r) => gpus_found.push(GpuFact {
+                    name: r.name.clone(),
+                    cc: r.cc,
+                    class: r.class,
+                    in_table: true,
+                    source: format!(
+                        "PCI {} device 10de:{:04x} (PCI ID table)",
+                        d.address,
+                        d.device.unwrap_or(0)
+                    ),
+                }),
+                None => {
+                    gpus_unknown = Some(format!(
+                        "PCI device 10de:{:04x} at {} is not in the PCI ID table",
+                        d.device.unwrap_or(0),
+                        d.address
+                    ))
+                }
+            }
+        }
+    } else {
+        gpus_unknown = Some(fp.nvml.why_not().unwrap_or("NVML not observed").to_string());
+    }
+    let jetson = fp.jetson.value().map(|j| JetsonFact {
+        jetpack: j.jetpack.as_ref().map(|p| p.version.clone()),
+        l4t: j.l4t.as_ref().map(|l| l.version),
+    });
+    if let (Some(j), true) = (fp.jetson.value(), gpus_found.is_empty()) {
+        if let Some(cc) = j
+            .compute_capability
+            .as_ref()
+            .and_then(|c| c.value.parse().ok())
+        {
+            let name = j
+                .module
+                .as_ref()
+                .and_then(|m| m.name.clone())
+                .or(j.model.clone())
+                .unwrap_or_else(|| "Jetson GPU".into());
+            gpus_found.push(GpuFact {
+                name,
+                cc,
+                class: GpuClass::Jetson,
+                in_table: true,
+                source: "Jetson device tree".into(),
+            });
+            gpus_unknown = None;
+        }
+    }
+    let driver = match &fp.driver.version {
+        Observed::Found { value, .. } => DriverFact::Known {
+            version: value.clone(),
+            note: None,
+        },
+        Observed::Absent { note, .. } => DriverFact::Absent(note.clone()),
+        o => DriverFact::Unknown(o.why_not().unwrap_or("not observed").to_string()),
+    };
+    let driver_cuda = fp
+        .nvml
+        .value()
+        .map(|n| n.cuda_driver_version)
+        .or(fp.cuda.value().map(|c| c.driver_version));
+    let python = fp
+        .python
+        .iter()
+        .filter(|e| e.torch.is_some())
+        .chain(fp.python.iter())
+        .find_map(|e| e.python.as_deref().and_then(parse_python));
+    MachineFacts {
+        label: label.to_string(),
+        gpus: gpus_found,
+        gpus_unknown,
+        driver,
+        driver_cuda,
+        arch: fp.host.arch.value().and_then(|a| Arch::parse(a)),
+        python,
+        jetson,
+    }
+}
+
+fn jetpack_to_l4t(jp: &str) -> Option<L4tVersion> {
+    let want = jp.trim();
+    gpukb_jetson::tables::jetpack_table()
+        .iter()
+        .filter(|r| {
+            let v = r.jetpack.split_whitespace().next().unwrap_or("");
+            v == want
+        })
+        .map(|r| r.l4t)
+        .max()
+}
+
+fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow::Result<()> {
+    if !args.gpu.is_empty() {
+        m.gpus = args
+            .gpu
+            .iter()
+            .map(|g| {
+                let r = gpus::resolve(g).map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
+                Ok(GpuFact {
+                    name: r.name,
+                    cc: r.cc,
+                    class: r.class,
+                    in_table: r.in_table,
+                    source: format!("--gpu {g:?} ({})", r.source),
+                })
+            })
+            .collect::<anyhow::Result<_>>()?;
+        m.gpus_unknown = None;
+    }
+    if let Some(d) = &args.driver {
+        let (version, note) = if d.trim().contains('.') {
+            (
+                d.parse::<DriverVersion>()
+                    .with_context(|| format!("--driver {d:?}"))?,
+                None,
+            )
+        } else {
+            let branch: u32 = d.trim().parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
+                )
+            })?;
+            anyhow::ensure!(
+                (100..=9999).contains(&branch),
+                "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
+            );
+            match gpukb_facts::compat::first_release_of_branch(branch) {
+                Some(r) => (r.parse()?, Some(format!("driver {branch} read as {r}, the first R{branch} release in the CUDA release notes (Table 3)"))),
+                None => (d.trim().parse()?, Some(format!("driver {branch}: no R{branch} release is in my tables; compared as {branch}"))),
+            }
+        };
+        m.driver = DriverFact::Known { version, note };
+        m.driver_cuda = None;
+    }
+    if let Some(a) = &args.arch {
+        m.arch = Some(
+            Arch::parse(a)
+                .ok_or_else(|| anyhow::anyhow!("--arch {a:?}: expected x86_64 or aarch64"))?,
+        );
+    }
+    if let Some(p) = &args.python {
+        let v = parse_python(p)
+            .filter(|v| v.0 == 3 && v.1 < 100)
+            .ok_or_else(|| anyhow::anyhow!("--python {p:?}: expected a version like 3.12"))?;
+        m.python = Some(v);
+    }
+    if let Some(l) = &args.l4t {
+        let l4t = L4tVersion::parse(l.trim_start_matches(['R', 'r']))
+            .map_err(|e| anyhow::anyhow!("--l4t {l:?}: {e}"))?;
+        let jetpack = match gpukb_jetson::tables::lookup_l4t(l4t) {
+            gpukb_jetson::tables::L4tLookup::Known(r) => Some(r.jetpack),
+            gpukb_jetson::tables::L4tLookup::Unknown {
+                inferred_jetpack_major,
+                ..
+            } => inferred_jetpack_major.map(|j| format!("{j}.x")),
+        };
+        m.jetson = Some(JetsonFact {
+            jetpack,
+            l4t: Some(l4t),
+        });
+    }
+    if let Some(jp) = &args.jetpack {
+        let major: u32 = jp
+            .split('.')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .filter(|j| (4..=20).contains(j))
+            .ok_or_else(|| anyhow::anyhow!("--jetpack {jp:?}: expected a release like 6.2"))?;
+        let l4t = jetpack_to_l4t(jp);
+        let newest = gpukb_jetson::tables::jetpack_table()
+            .last()
+            .map(|r| r.jetpack.clone())
+            .unwrap_or_default();
+        anyhow::ensure!(
+            l4t.is_some()
+                || gpukb_jetson::version::major_minor(jp)
+                    > gpukb_jetson::version::major_minor(&newest),
+            "--jetpack {jp:?}: not a JetPack release in my table (give --l4t instead)"
+        );
+        let _ = major;
+        m.jetson = Some(JetsonFact {
+            jetpack: Some(jp.trim().to_string()),
+            l4t,
+        });
+    }
+    if described && m.arch.is_none() {
+        let aarch64 = m.jetson.is_some()
+            || m.gpus.iter().any(|g| {
+                g.class == GpuClass::Jetson
+                    || g.name.starts_with("GH")
+                    || g.name.starts_with("GB")
+                    || g.name.contains("DGX Spark")
+            });
+        m.arch = Some(if aarch64 { Arch::Aarch64 } else { Arch::X86_64 });
+    }
+    if m.arch.is_none()
+        && (m.jetson.is_some() || m.gpus.iter().any(|g| g.class == GpuClass::Jetson))
+    {
+        // Every Jetson is aarch64.
+        m.arch = Some(Arch::Aarch64);
+    }
+    if m.jetson.is_none() && m.gpus.iter().any(|g| g.class == GpuClass::Jetson) {
+        m.jetson = Some(JetsonFact {
+            jetpack: None,
+            l4t: None,
+        });
+    }
+    Ok(())
+}
+
+fn machine_line(v: &plan::MachineView) -> String {
+    let gpus: Vec<String> = v
+        .gpus
+        .iter()
+        .map(|g| format!("{} ({})", g.name, g.cc))
+        .collect();
+    let mut parts = vec![if gpus.is_empty() {
+        "no GPU seen".to_string()
+    } else {
+        gpus.join(", ")
+    }];
+    parts.push(match (&v.driver, &v.driver_cuda) {
+        (Some(d), Some(c)) => format!("driver {d} (CUDA {c})"),
+        (Some(d), None) => format!("driver {d}"),
+        (None, Some(c)) => format!("CUDA {c}"),
+        _ if v.driver_status == "absent" => "no NVIDIA driver installed".into(),
+        _ => "driver unknown".into(),
+    });
+    if let Some(a) = v.arch {
+        parts.push(a.to_string());
+    }
+    if let Some(p) = &v.python {
+        parts.push(format!("Python {p}"));
+    }
+    if let Some(j) = &v.jetpack {
+        parts.push(format!("JetPack {j}"));
+    }
+    if let Some(l) = &v.l4t {
+        parts.push(format!("L4T {l}"));
+    }
+    parts.join("; ")
+}
+
+fn first_failure(c: &Candidate) -> Option<&plan::Reason> {
+    c.reasons
+        .iter()
+        .find(|r| !matches!(r.code, Code::Ok | Code::PtxJit | Code::NewerThanData))
+}
+
+fn code_name(c: Code) -> String {
+    serde_json::to_value(c)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The text plan.
+pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        s.bold(&format!("gpukb plan: {}", p.machine.label))
+    )?;
+    if p.machines.is_empty() {
+        writeln!(out, "  {}", machine_line(&p.machine))?;
+    } else {
+        for m in &p.machines {
+            writeln!(out, "  {}: {}", m.label, machine_line(m))?;
+        }
+    }
+    for n in &p.notes {
+        let mark = match n.code {
+            Code::NewerThanData | Code::Unknown => s.yellow("!"),
+            _ => s.dim("·"),
+        };
+        writeln!(out, "  {mark} {}", n.text)?;
+    }
+    writeln!(out)?;
+    match &p.torch.recommended {
+        Some(r) => {
+            let via = match r.via {
+                Via::Sass => s.green("runs natively (SASS)"),
+                Via::PtxJit => s.yellow("runs only through PTX JIT"),
+            };
+            let sure = if r.certain {
+                String::new()
+            } else {
+                s.yellow(" (not certain: some facts are unknown)")
+            };
+            writeln!(
+                out,
+                "{} torch {}+{}: {via}{sure}",
+                s.green("✓ install"),
+                r.version,
+                r.variant
+            )?;
+            writeln!(out, "    $ {}", r.command)?;
+            for a in &r.alternatives {
+                writeln!(
+                    out,
+                    "    {} $ {}",
+                    s.dim(&format!("{}:", a.tool)),
+                    a.command
+                )?;
+            }
+            writeln!(out, "    {}", s.dim(&format!("why: {}", r.why)))?;
+        }
+        None => writeln!(
+            out,
+            "{} no CUDA build of torch runs on {}",
+            s.red("✗"),
+            if p.machines.is_empty() {
+                "this input"
+            } else {
+                "every machine"
+            }
+        )?,
+    }
+    match p.driver.branch {
+        Some(b) => writeln!(
+            out,
+            "  driver:  R{b}{}: {}",
+            if p.driver.open_modules_required {
+                " (open kernel modules)"
+            } else {
+                ""
+            },
+            p.driver.reason
+        )?,
+        None => writeln!(out, "  driver:  {}", p.driver.reason)?,
+    }
+    if let Some(t) = &p.toolkit.version {
+        writeln!(out, "  toolkit: CUDA {t}: {}", p.toolkit.reason)?;
+    }
+    let ok: Vec<&str> = p
+        .containers
+        .iter()
+        .filter(|c| c.runs)
+        .map(|c| c.image.as_str())
+        .collect();
+    if !ok.is_empty() {
+        writeln!(out, "  containers that run: {}", ok.join(", "))?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}",
+        s.bold(if all {
+            "Every candidate:"
+        } else {
+            "Candidates (the newest releases; --all lists every one, with every reason):"
+        })
+    )?;
+    // Newest first; without --all, only builds for this platform.
+    let mut list: Vec<&Candidate> = p
+        .torch
+        .candidates
+        .iter()
+        .filter(|c| all || !c.reasons.iter().any(|r| r.code == Code::Platform))
+        .collect();
+    list.sort_by(|a, b| {
+        gpukb_facts::builds::Release::parse(&b.version)
+            .cmp(&gpukb_facts::builds::Release::parse(&a.version))
+            .then(b.variant.cmp(&a.variant))
+    });
+    let mut releases: Vec<&str> = Vec::new();
+    for c in &list {
+        if !releases.contains(&c.version.as_str()) {
+            releases.push(&c.version);
+        }
+    }
+    let shown: Vec<&str> = if all {
+        releases.clone()
+    } else {
+        releases.iter().copied().take(4).collect()
+    };
+    for c in list.iter().filter(|c| shown.contains(&c.version.as_str())) {
+        let mark = if c.runs {
+            if c.via == Some(Via::PtxJit) {
+                s.yellow("~")
+            } else {
+                s.green("✓")
+            }
+        } else {
+            s.red("✗")
+        };
+        let head = format!(
+            "{mark} {:<9} {:<8} {:<20} ",
+            c.version, c.variant, c.platform
+        );
+        if all {
+            writeln!(
+                out,
+                "{head}{}",
+                if c.certain { "" } else { "(not certain)" }
+            )?;
+            for r in &c.reasons {
+                writeln!(
+                    out,
+                    "      {:<15} {} {}",
+                    code_name(r.code),
+                    r.text,
+                    s.dim(&format!("[{}]", r.source))
+                )?;
+            }
+        } else if c.runs {
+            let how = match c.via {
+                Some(Via::PtxJit) => "runs through PTX JIT",
+                _ if c.variant == "cpu" => "runs (CPU only)",
+                _ => "runs",
+            };
+            writeln!(
+                out,
+                "{head}{}{}",
+                s.dim(how),
+                if c.certain { "" } else { " (not certain)" }
+            )?;
+        } else if let Some(r) = first_failure(c) {
+            writeln!(out, "{head}{}: {}", code_name(r.code), r.text)?;
+        }
+    }
+    if !all && releases.len() > shown.len() {
+        writeln!(
+            out,
+            "{}",
+            s.dim(&format!(
+                "  … {} older releases (--all)",
+                releases.len() - shown.len()
+            ))
+        )?;
+    }
+    writeln!(out, "{}", s.dim(&format!("tables as of {}", p.as_of)))?;
+    Ok(())
+}
