@@ -2,10 +2,13 @@
 //! Each subcommand lives in its own module with its clap arguments and a
 //! `run` function writing to the given output.
 
+pub mod agent;
 pub mod capture;
+pub mod diff;
 pub mod doctor;
 pub mod explain;
 pub mod fingerprint;
+pub mod history;
 pub mod kb_cmd;
 pub mod machine;
 pub mod probe;
@@ -44,6 +47,12 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// Browse, check and measure the knowledge base.
     Kb(kb_cmd::KbArgs),
+    /// Run unattended: keep a history of the stack, notice changes and Xid events, export to Prometheus (--once for a timer).
+    Agent(Box<agent::AgentArgs>),
+    /// The snapshots and stack events `gpukb agent` stored.
+    History(history::HistoryArgs),
+    /// What changed between two captures, fingerprint files or snapshots (@ID), in stack terms.
+    Diff(diff::DiffArgs),
 }
 
 /// Runs gpukb with `args`, writing results to `out`.
@@ -56,5 +65,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
+        Command::Agent(a) => agent::run(a, out),
+        Command::History(a) => history::run(a, out),
+        Command::Diff(a) => diff::run(a, out),
     }
 }
