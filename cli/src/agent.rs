@@ -169,7 +169,7 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => agent.stack_pass()?,
     };
     let mut sampler = agent.sampler();
-    let telemetry = sampler.sample();
+    let telemetry = agent.sample(&mut sampler, Some(&pass.snapshot));
     let text = agent.exposition(
         Some(&pass.snapshot),
         Some(&telemetry),

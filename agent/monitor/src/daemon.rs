@@ -243,6 +243,20 @@ impl Agent {
         }
     }
 
+    /// One telemetry sample: NVML, and on a Jetson the sysfs readings (which
+    /// stand in for the GPU when NVML has nothing, as before JetPack 7).
+    pub fn sample(&self, sampler: &mut NvmlSampler, snap: Option<&Snapshot>) -> Telemetry {
+        let mut t = sampler.sample();
+        if let Some(j) = snap.and_then(|s| s.fingerprint.jetson.value()) {
+            let (gpu, extra) = crate::jetson::sample(&self.host, j);
+            if t.gpus.is_err() {
+                t.gpus = Ok(vec![gpu]);
+            }
+            t.extra = extra;
+        }
+        t
+    }
+
     /// Writes the textfile when one is configured.
     pub fn write_textfile(&self, text: &str) -> Result<(), MonitorError> {
         match &self.cfg.textfile {
@@ -408,7 +422,7 @@ impl Agent {
         let mut watched = watched_files(&self.host, None);
         let mut stamps_seen = stamps(&watched);
         let mut hups = signals.hup.load(Ordering::SeqCst);
-        let tick = Duration::from_millis(200).min(self.cfg.interval);
+        let tick = Duration::from_secs(1).min(self.cfg.interval);
         while !signals.stop.load(Ordering::SeqCst) {
             let now = Instant::now();
             let h = signals.hup.load(Ordering::SeqCst);
@@ -466,7 +480,7 @@ impl Agent {
                 next_sample = Instant::now();
             }
             if Instant::now() >= next_sample {
-                let t = sampler.sample();
+                let t = self.sample(&mut sampler, last.as_ref());
                 let sampled_ok = t.gpus.is_ok() || !sampler.is_open();
                 let text = self.exposition(last.as_ref(), Some(&t), kernel_status.clone())?;
                 if let Err(e) = self.write_textfile(&text) {

@@ -5,7 +5,7 @@
 //! `gpukb_kb::diagnose`), the comparison of two snapshots in stack terms
 //! ([`stack`], [`diff`]), the history store in SQLite ([`store`]), the
 //! kernel-log reader for Xid events ([`kernel_log`]), telemetry
-//! ([`telemetry`]) and the exporters ([`metrics`], [`http`]).
+//! ([`telemetry`], [`jetson`]) and the exporters ([`metrics`], [`http`]).
 //!
 //! Why a crate of its own, here: the dependencies point one way.
 //! `gpukb-facts` ← `gpukb-agent` (the observer) ← `gpukb-monitor` → `gpukb-kb`
@@ -20,6 +20,7 @@ pub mod diff;
 pub mod duration;
 pub mod error;
 pub mod http;
+pub mod jetson;
 pub mod kernel_log;
 pub mod metrics;
 pub mod paths;

@@ -234,6 +234,21 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
             Kind::Gauge,
         )
         .add(&[], s.at as f64);
+        if let Some(pm) = s
+            .fingerprint
+            .jetson
+            .value()
+            .and_then(|j| j.power_mode.as_ref())
+        {
+            if let Some(id) = pm.id {
+                e.family(
+                    "gpukb_nvpmodel_mode",
+                    "The Jetson's active nvpmodel power mode id, with its name.",
+                    Kind::Gauge,
+                )
+                .add(&[("name", pm.name.as_deref().unwrap_or(""))], f64::from(id));
+            }
+        }
         if let Some(nvml) = s.fingerprint.nvml.value() {
             let f = e.family(
                 "gpukb_gpu_info",
@@ -301,6 +316,20 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
         );
     }
     if let Some(t) = i.telemetry {
+        for x in &t.extra {
+            if let Reading::Unsupported(why) = &x.reading {
+                let what = x
+                    .labels
+                    .iter()
+                    .map(|(_, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                sup.add(
+                    &[("metric", x.metric), ("gpu", &what), ("reason", why)],
+                    0.0,
+                );
+            }
+        }
         match &t.gpus {
             Err(why) => {
                 sup.add(
@@ -330,6 +359,16 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
 }
 
 fn telemetry_families(e: &mut Exposition, t: &Telemetry) {
+    for x in &t.extra {
+        if let Reading::Value(v) = x.reading {
+            let labels: Vec<(&str, &str)> = x
+                .labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            e.family(x.metric, x.help, Kind::Gauge).add(&labels, v);
+        }
+    }
     let Ok(gpus) = &t.gpus else { return };
     for g in gpus {
         let idx = g.index.to_string();

@@ -112,6 +112,15 @@ pub struct GpuSample {
     pub unresponsive: Option<String>,
 }
 
+/// A board-level reading outside the per-GPU set (Jetson thermal zones, power rails).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extra {
+    pub metric: &'static str,
+    pub help: &'static str,
+    pub labels: Vec<(String, String)>,
+    pub reading: Reading,
+}
+
 /// One telemetry sample of the machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Telemetry {
@@ -119,6 +128,8 @@ pub struct Telemetry {
     pub at: i64,
     /// Per GPU, or why telemetry cannot be read at all.
     pub gpus: Result<Vec<GpuSample>, String>,
+    /// Board-level readings.
+    pub extra: Vec<Extra>,
 }
 
 /// An NVML handle kept open between samples.
@@ -195,6 +206,7 @@ impl NvmlSampler {
                 return Telemetry {
                     at,
                     gpus: Err(why.clone()),
+                    extra: Vec::new(),
                 }
             }
         };
@@ -207,6 +219,7 @@ impl NvmlSampler {
                 return Telemetry {
                     at,
                     gpus: Err(format!("NVML: {}", why(&e))),
+                    extra: Vec::new(),
                 }
             }
             Ok(None) => 0,
@@ -214,6 +227,7 @@ impl NvmlSampler {
                 return Telemetry {
                     at,
                     gpus: Err(format!("NVML: {e}")),
+                    extra: Vec::new(),
                 }
             }
         };
@@ -255,7 +269,11 @@ impl NvmlSampler {
                 }
             }
         }
-        Telemetry { at, gpus: Ok(gpus) }
+        Telemetry {
+            at,
+            gpus: Ok(gpus),
+            extra: Vec::new(),
+        }
     }
 }
 

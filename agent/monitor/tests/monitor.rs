@@ -411,3 +411,67 @@ fn retention_by_age_and_size_keeps_the_newest() {
     );
     assert!(a.store.used_bytes().unwrap() <= used / 4 || left2.len() == 1);
 }
+
+#[test]
+fn jetson_telemetry_from_sysfs_without_nvml() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let ok = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(fixtures().join("jetson-orin-nx-jp62"))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    // Add what a board exposes (values written here, layout as the kernel's
+    // thermal and ina3221 hwmon drivers lay it out).
+    let w = |p: &str, v: &str| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, v).unwrap();
+    };
+    w("sys/class/thermal/thermal_zone0/type", "gpu-thermal\n");
+    w("sys/class/thermal/thermal_zone0/temp", "47500\n");
+    let hw = "sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon3";
+    w(&format!("{hw}/in1_label"), "VDD_IN\n");
+    w(&format!("{hw}/in1_input"), "5000\n");
+    w(&format!("{hw}/curr1_input"), "1200\n");
+    let db = dir.path().join("agent.db");
+    let host = Arc::new(Host::root_dir(&root));
+    let mut a = Agent::open(config(&db, KernelLog::Off), host).unwrap();
+    let p = a.stack_pass().unwrap();
+    assert!(p.snapshot.fingerprint.jetson.is_found());
+    let mut sampler = a.sampler();
+    let t = a.sample(&mut sampler, Some(&p.snapshot));
+    let text = a.exposition(Some(&p.snapshot), Some(&t), Ok(())).unwrap();
+    let parsed = parse(&text);
+    // devfreq load is in tenths of a percent: 37 → 3.7 %.
+    assert_eq!(value(&parsed, "gpukb_gpu_util", &[("gpu", "0")]), Some(3.7));
+    assert_eq!(
+        value(&parsed, "gpukb_sm_clock", &[("gpu", "0")]),
+        Some(306.0)
+    );
+    assert_eq!(
+        value(
+            &parsed,
+            "gpukb_thermal_zone_temp",
+            &[("zone", "gpu-thermal")]
+        ),
+        Some(47.5)
+    );
+    assert_eq!(
+        value(&parsed, "gpukb_power_rail_watts", &[("rail", "VDD_IN")]),
+        Some(6.0)
+    );
+    assert_eq!(value(&parsed, "gpukb_nvpmodel_mode", &[]), Some(2.0));
+    // What Tegra cannot give is declared, not exported as 0.
+    assert_eq!(
+        value(
+            &parsed,
+            "gpukb_metric_supported",
+            &[("metric", "gpukb_fb_used"), ("gpu", "0")]
+        ),
+        Some(0.0)
+    );
+    assert!(!parsed.iter().any(|s| s.0 == "gpukb_fb_used"));
+}
