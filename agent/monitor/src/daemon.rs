@@ -122,7 +122,7 @@ impl Agent {
 
     /// Stores `snap` after comparing it with the newest stored snapshot.
     pub fn record(&mut self, snap: Snapshot) -> Result<Pass, MonitorError> {
-        let prev_id = self.store.history(None)?.snapshots.last().map(|s| s.id);
+        let prev_id = self.store.latest_id()?;
         let prev = self.store.latest()?;
         let changes = match &prev {
             Some(p) => {

@@ -363,13 +363,16 @@ impl Store {
         Ok(id)
     }
 
+    /// The newest snapshot's id.
+    pub fn latest_id(&self) -> Result<Option<i64>, MonitorError> {
+        self.conn
+            .query_row("SELECT max(id) FROM snapshots", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     /// The newest snapshot.
     pub fn latest(&self) -> Result<Option<Snapshot>, MonitorError> {
-        let id: Option<i64> = self
-            .conn
-            .query_row("SELECT max(id) FROM snapshots", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        id.map(|id| self.snapshot(id)).transpose()
+        self.latest_id()?.map(|id| self.snapshot(id)).transpose()
     }
 
     /// Snapshot `id`, decoded.
