@@ -475,3 +475,43 @@ fn jetson_telemetry_from_sysfs_without_nvml() {
     );
     assert!(!parsed.iter().any(|s| s.0 == "gpukb_fb_used"));
 }
+
+#[test]
+fn live_nvml_sampler_degrades_with_a_reason() {
+    // On a machine without the driver (CI) NVML cannot be loaded: every sample
+    // says why, the exposition declares telemetry unsupported.
+    let mut s = gpukb_monitor::telemetry::NvmlSampler::open(Duration::from_secs(5));
+    let t = s.sample();
+    match &t.gpus {
+        Err(why) => {
+            assert!(why.starts_with("NVML"), "{why}");
+            let e = metrics::build(&metrics::Inputs {
+                version: "t",
+                kb_as_of: "t",
+                snapshot: None,
+                telemetry: Some(&t),
+                kernel: &[],
+                stack_changes: &[],
+                kernel_log: Ok(()),
+            });
+            let p = parse(&e.render());
+            assert_eq!(
+                value(
+                    &p,
+                    "gpukb_metric_supported",
+                    &[("metric", "telemetry"), ("reason", why)]
+                ),
+                Some(0.0)
+            );
+        }
+        Ok(gpus) => {
+            // A GPU host: every reading is a value or says why not.
+            for g in gpus {
+                assert!(!g.readings.is_empty() || g.unresponsive.is_some());
+            }
+        }
+    }
+    s.release("test");
+    assert!(!s.is_open());
+    assert!(s.sample().gpus.is_err());
+}
