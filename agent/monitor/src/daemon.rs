@@ -203,7 +203,13 @@ impl Agent {
             })
             .collect();
         let kb = &self.kb;
-        self.store.record_kernel(&rows, &|k| kernel_meaning(kb, k))
+        self.store.record_kernel(&rows, &|k, earlier| {
+            let m = kernel_meaning(kb, k);
+            match earlier {
+                0 => m,
+                n => format!("seen in {n} earlier boot(s) too: a reboot did not clear it; {m}"),
+            }
+        })
     }
 
     /// Kernel events of this boot, grouped.

@@ -442,7 +442,7 @@ impl Store {
     pub fn record_kernel(
         &mut self,
         rows: &[KernelRow],
-        meaning: &dyn Fn(&KernelRow) -> String,
+        meaning: &dyn Fn(&KernelRow, u64) -> String,
     ) -> Result<Vec<KernelRow>, MonitorError> {
         let (path, busy) = (self.path.clone(), self.busy);
         let e = |e| map_err(&path, busy, e);
@@ -461,13 +461,22 @@ impl Store {
             if n == 0 {
                 continue;
             }
+            // In how many earlier boots the same event was seen on this GPU:
+            // a reboot did not clear it (escalation, as GPUd does).
+            let earlier: i64 = tx
+                .query_row(
+                    "SELECT count(DISTINCT boot_id) FROM kernel_events WHERE kind = ?1 AND code IS ?2 AND gpu = ?3 AND boot_id != ?4",
+                    params![k.kind, k.code, k.gpu, k.boot_id],
+                    |r| r.get(0),
+                )
+                .map_err(e)?;
             let what = match k.code {
                 Some(c) => format!("{}[{}].{c}", k.kind, k.gpu),
                 None => format!("{}[{}]", k.kind, k.gpu),
             };
             tx.execute(
                 "INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning) VALUES (?1, NULL, 'kernel', ?2, ?3, NULL, ?4, ?5)",
-                params![k.at, what, "kernel log", k.message, meaning(k)],
+                params![k.at, what, "kernel log", k.message, meaning(k, earlier as u64)],
             )
             .map_err(e)?;
             fresh.push(k.clone());

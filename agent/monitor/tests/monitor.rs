@@ -314,8 +314,29 @@ fn ring_buffer_reread_does_not_recount_and_a_new_boot_starts_at_zero() {
     // After a reboot the counts of the new boot start empty.
     let mut cfg = config(&db, KernelLog::Off);
     cfg.boot_id = Some("boot-b".into());
-    let rebooted = agent_on("healthy/h200-with-pci", cfg);
+    let rebooted = agent_on("healthy/h200-with-pci", cfg.clone());
     assert!(rebooted.kernel_counts().unwrap().is_empty());
+    // The same Xid again after that reboot is escalated: a reboot did not clear it.
+    cfg.kernel_log = KernelLog::File(kmsg);
+    let mut again = agent_on("healthy/h200-with-pci", cfg);
+    let p = again.stack_pass().unwrap();
+    assert_eq!(
+        p.new_kernel_events.len(),
+        10,
+        "a new boot counts its own ring buffer"
+    );
+    let h = again.store.history(None).unwrap();
+    let last79 = h
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.kind == "kernel" && e.what.ends_with(".79"))
+        .unwrap();
+    assert!(
+        last79.meaning.starts_with("seen in 1 earlier boot"),
+        "{}",
+        last79.meaning
+    );
 }
 
 #[test]
