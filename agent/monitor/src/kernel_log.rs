@@ -122,7 +122,7 @@ pub fn events(records: &[Record]) -> Vec<(Record, Nvrm)> {
             // One "fallen off the bus" report spans several records: count it once.
             let dup = n.kind == "fallen_off_bus"
                 && out.last().is_some_and(|(p, q): &(Record, Nvrm)| {
-                    q.kind == n.kind && q.gpu == n.gpu && r.seq - p.seq <= 3
+                    q.kind == n.kind && q.gpu == n.gpu && r.seq.abs_diff(p.seq) <= 3
                 });
             if !dup {
                 out.push((r.clone(), n));
@@ -284,5 +284,23 @@ mod tests {
             ("sxid", Some(12028), "PCI:0000:83:00")
         );
         assert_eq!(classify("usb 1-1: new high-speed USB device", None), None);
+    }
+
+    #[test]
+    fn records_out_of_order_do_not_panic() {
+        let recs: Vec<Record> = [
+            (9, "NVRM: GPU 0000:01:00.0: GPU has fallen off the bus."),
+            (2, "NVRM: GPU 0000:01:00.0: GPU has fallen off the bus."),
+        ]
+        .iter()
+        .map(|(seq, m)| Record {
+            seq: *seq,
+            ts_usec: 1,
+            message: m.to_string(),
+        })
+        .collect();
+        let e = events(&recs);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].1.gpu, "0000:01:00.0");
     }
 }
