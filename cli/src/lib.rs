@@ -2,10 +2,13 @@
 //! Each subcommand lives in its own module with its clap arguments and a
 //! `run` function writing to the given output.
 
+pub mod agent;
 pub mod capture;
+pub mod diff;
 pub mod doctor;
 pub mod explain;
 pub mod fingerprint;
+pub mod history;
 pub mod kb_cmd;
 pub mod machine;
 pub mod plan;
@@ -47,6 +50,12 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Browse, check and measure the knowledge base.
     Kb(kb_cmd::KbArgs),
+    /// Run unattended: keep a history of the stack, notice changes and Xid events, export to Prometheus (--once for a timer).
+    Agent(Box<agent::AgentArgs>),
+    /// The snapshots and stack events `gpukb agent` stored.
+    History(history::HistoryArgs),
+    /// What changed between two captures, fingerprint files or snapshots (@ID), in stack terms.
+    Diff(diff::DiffArgs),
 }
 
 /// Runs gpukb with `args`, writing results to `out`.
@@ -60,5 +69,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Probe(a) => probe::run(a, out),
         Command::Plan(a) => plan::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
+        Command::Agent(a) => agent::run(a, out),
+        Command::History(a) => history::run(a, out),
+        Command::Diff(a) => diff::run(a, out),
     }
 }

@@ -1,0 +1,514 @@
+//! The monitoring loop. One pass ([`Agent::stack_pass`]) takes a stack
+//! snapshot, compares it with the newest one in the history, stores both
+//! and the events between them in one transaction, reads the kernel log,
+//! and applies retention. `gpukb agent --once` is one pass plus one
+//! telemetry sample and one exposition; the daemon ([`Agent::run`]) runs
+//! two cadences: telemetry every `interval` through an NVML handle kept
+//! open, and a pass every `stack_interval` or at once when a watched file
+//! changes (checked by `stat`). SIGTERM/SIGINT stop it after the current
+//! step; SIGHUP reopens the history and rewrites the textfile.
+
+use crate::diff::{self, Change, Side};
+use crate::kernel_log;
+use crate::metrics::{self, Inputs};
+use crate::snapshot::{self, Snapshot};
+use crate::store::{Event, KernelCount, KernelRow, Store};
+use crate::telemetry::{NvmlSampler, Telemetry};
+use crate::MonitorError;
+use gpukb_agent::host::{Host, Mode};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where kernel-log records come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelLog {
+    /// `/dev/kmsg`, else `journalctl -k` (live machines only).
+    System,
+    /// A file of recorded `/dev/kmsg` lines.
+    File(PathBuf),
+    /// Not read.
+    Off,
+}
+
+/// What the agent does and where it writes.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub db: PathBuf,
+    pub textfile: Option<PathBuf>,
+    /// Retention: events and snapshots older than this go.
+    pub keep: Duration,
+    /// Retention: the history's live data stay under this many bytes.
+    pub max_db_bytes: u64,
+    pub kernel_log: KernelLog,
+    /// The boot id to file kernel events under (default: the host's).
+    pub boot_id: Option<String>,
+    /// How the machine is named in the diagnosis.
+    pub input: String,
+    /// The observer's deadlines; the daemon never calls `cuInit`.
+    pub settings: gpukb_agent::Settings,
+    pub interval: Duration,
+    pub stack_interval: Duration,
+    /// Deadline of each NVML telemetry call.
+    pub nvml_deadline: Duration,
+}
+
+/// What one pass found.
+#[derive(Debug, Clone)]
+pub struct Pass {
+    pub snapshot_id: i64,
+    pub snapshot: Snapshot,
+    /// The id of the snapshot it was compared with.
+    pub previous: Option<i64>,
+    pub changes: Vec<Change>,
+    pub new_kernel_events: Vec<KernelRow>,
+    /// `Err(reason)` when the kernel log could not be read.
+    pub kernel_log: Result<(), String>,
+}
+
+/// The agent: the history, the KB and the host.
+pub struct Agent {
+    pub cfg: Config,
+    pub host: Arc<Host>,
+    pub kb: gpukb_kb::Kb,
+    pub store: Store,
+    boot_id: String,
+}
+
+/// gpukb's version, for `gpukb_info`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl Agent {
+    /// Opens the history and the KB.
+    pub fn open(cfg: Config, host: Arc<Host>) -> Result<Agent, MonitorError> {
+        let store = Store::open(&cfg.db)?;
+        let kb = gpukb_kb::Kb::open().map_err(|e| MonitorError::Kb(e.to_string()))?;
+        let boot_id = cfg
+            .boot_id
+            .clone()
+            .or_else(|| kernel_log::boot_id(&host))
+            .unwrap_or_else(|| "unknown-boot".into());
+        Ok(Agent {
+            cfg,
+            host,
+            kb,
+            store,
+            boot_id,
+        })
+    }
+
+    /// The boot kernel events are filed under.
+    pub fn boot_id(&self) -> &str {
+        &self.boot_id
+    }
+
+    /// Reopens the history (SIGHUP: after logrotate-style moves).
+    pub fn reopen(&mut self) -> Result<(), MonitorError> {
+        self.store = Store::open(&self.cfg.db)?;
+        Ok(())
+    }
+
+    /// One stack pass: snapshot, compare, store, kernel log, retention.
+    pub fn stack_pass(&mut self) -> Result<Pass, MonitorError> {
+        let snap = snapshot::take(
+            self.host.clone(),
+            &self.cfg.settings,
+            &self.cfg.input,
+            Some(&self.kb),
+        );
+        self.record(snap)
+    }
+
+    /// Stores `snap` after comparing it with the newest stored snapshot.
+    pub fn record(&mut self, snap: Snapshot) -> Result<Pass, MonitorError> {
+        let prev_id = self.store.latest_id()?;
+        let prev = self.store.latest()?;
+        let changes = match &prev {
+            Some(p) => {
+                diff::compare(
+                    &Side {
+                        fingerprint: &p.fingerprint,
+                        diagnosis: &p.diagnosis,
+                    },
+                    &Side {
+                        fingerprint: &snap.fingerprint,
+                        diagnosis: &snap.diagnosis,
+                    },
+                )
+                .changes
+            }
+            None => Vec::new(),
+        };
+        let events: Vec<Event> = changes
+            .iter()
+            .map(|c| Event::of_change(snap.at, c))
+            .collect();
+        let id = self.store.record(&snap, &events)?;
+        let (new_kernel_events, kernel_log) = match self.kernel_pass(snap.at) {
+            Ok(v) => (v, Ok(())),
+            Err(MonitorError::Sqlite { path, message }) => {
+                return Err(MonitorError::Sqlite { path, message })
+            }
+            Err(
+                e @ (MonitorError::Busy { .. }
+                | MonitorError::ReadOnly { .. }
+                | MonitorError::Corrupt { .. }),
+            ) => return Err(e),
+            Err(e) => (Vec::new(), Err(e.to_string())),
+        };
+        self.store
+            .retain(snap.at, self.cfg.keep, self.cfg.max_db_bytes)?;
+        Ok(Pass {
+            snapshot_id: id,
+            snapshot: snap,
+            previous: prev_id,
+            changes,
+            new_kernel_events,
+            kernel_log,
+        })
+    }
+
+    /// Reads the kernel log and stores the NVIDIA events not stored yet.
+    fn kernel_pass(&mut self, now: i64) -> Result<Vec<KernelRow>, MonitorError> {
+        let records = match &self.cfg.kernel_log {
+            KernelLog::Off => return Ok(Vec::new()),
+            KernelLog::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
+                .map_err(MonitorError::Setup)?,
+            KernelLog::System => {
+                if self.host.mode() != &Mode::Live {
+                    return Err(MonitorError::Setup(
+                        "the kernel log is read on live machines only (a capture does not record it)".into(),
+                    ));
+                }
+                let kmsg = self.host.root().join("dev/kmsg");
+                match kernel_log::read_kmsg(&kmsg, 1 << 20, Duration::from_secs(5)) {
+                    Ok(r) => r,
+                    Err(kmsg_err) => kernel_log::read_journal(&self.host)
+                        .map_err(|j| MonitorError::Setup(format!("{kmsg_err}; {j}")))?,
+                }
+            }
+        };
+        let boot = kernel_log::boot_time(&self.host, now);
+        let rows: Vec<KernelRow> = kernel_log::events(&records)
+            .into_iter()
+            .map(|(r, n)| KernelRow {
+                boot_id: self.boot_id.clone(),
+                seq: r.seq,
+                at: boot + (r.ts_usec / 1_000_000) as i64,
+                kind: n.kind.to_string(),
+                code: n.code,
+                gpu: n.gpu,
+                message: r.message.chars().take(500).collect(),
+            })
+            .collect();
+        let kb = &self.kb;
+        self.store.record_kernel(&rows, &|k, earlier| {
+            let m = kernel_meaning(kb, k);
+            match earlier {
+                0 => m,
+                n => format!("seen in {n} earlier boot(s) too: a reboot did not clear it; {m}"),
+            }
+        })
+    }
+
+    /// Kernel events of this boot, grouped.
+    pub fn kernel_counts(&self) -> Result<Vec<KernelCount>, MonitorError> {
+        self.store.kernel_counts(&self.boot_id)
+    }
+
+    /// The exposition for the newest snapshot and `telemetry`.
+    pub fn exposition(
+        &self,
+        snap: Option<&Snapshot>,
+        telemetry: Option<&Telemetry>,
+        kernel_log: Result<(), String>,
+    ) -> Result<String, MonitorError> {
+        let kernel = self.kernel_counts()?;
+        let changes = self.store.counters("stack_change:")?;
+        Ok(metrics::build(&Inputs {
+            version: VERSION,
+            kb_as_of: gpukb_facts::select::TORCH_BUILDS_AS_OF,
+            snapshot: snap,
+            telemetry,
+            kernel: &kernel,
+            stack_changes: &changes,
+            kernel_log,
+        })
+        .render())
+    }
+
+    /// A telemetry sampler fit for this host: NVML on a live machine, none
+    /// on a replayed capture (with the reason).
+    pub fn sampler(&self) -> NvmlSampler {
+        match self.host.mode() {
+            Mode::Live => NvmlSampler::open(self.cfg.nvml_deadline),
+            _ => {
+                NvmlSampler::unavailable(format!("telemetry is not recorded in {}", self.cfg.input))
+            }
+        }
+    }
+
+    /// One telemetry sample: NVML, and on a Jetson the sysfs readings (which
+    /// stand in for the GPU when NVML has nothing, as before JetPack 7).
+    pub fn sample(&self, sampler: &mut NvmlSampler, snap: Option<&Snapshot>) -> Telemetry {
+        let mut t = sampler.sample();
+        if let Some(j) = snap.and_then(|s| s.fingerprint.jetson.value()) {
+            let (gpu, extra) = crate::jetson::sample(&self.host, j);
+            if t.gpus.is_err() {
+                t.gpus = Ok(vec![gpu]);
+            }
+            t.extra = extra;
+        }
+        t
+    }
+
+    /// Writes the textfile when one is configured.
+    pub fn write_textfile(&self, text: &str) -> Result<(), MonitorError> {
+        match &self.cfg.textfile {
+            Some(p) => metrics::write_textfile(p, text),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a kernel event means, from the KB's Xid table and linked entries.
+pub fn kernel_meaning(kb: &gpukb_kb::Kb, k: &KernelRow) -> String {
+    let code = match (k.kind.as_str(), k.code) {
+        ("xid", Some(c)) => Some(c),
+        ("fallen_off_bus", _) => Some(79),
+        ("gsp_timeout", _) => Some(119),
+        _ => None,
+    };
+    let Some(code) = code else {
+        return format!(
+            "{} reported by the NVIDIA driver; see `gpukb search` with the line",
+            k.kind
+        );
+    };
+    match kb
+        .explain(&format!("xid {code}"))
+        .ok()
+        .and_then(|v| v.into_iter().next())
+    {
+        Some(info) => {
+            let mut s = format!("Xid {code} {}: {}", info.name, info.description.trim());
+            if let Some(e) = info.linked.first() {
+                s.push_str(&format!("; read: gpukb kb show {}", e.id));
+            } else {
+                s.push_str(&format!("; read: gpukb explain xid {code}"));
+            }
+            s.chars().take(600).collect()
+        }
+        None => format!("Xid {code}: not in gpukb's Xid table; see NVIDIA's Xid catalog"),
+    }
+}
+
+/// Files whose change means the stack may have changed, under the host's root.
+pub fn watched_files(host: &Host, snap: Option<&Snapshot>) -> Vec<PathBuf> {
+    let mut v: Vec<String> = [
+        "/proc/driver/nvidia/version",
+        "/sys/module/nvidia/version",
+        "/var/lib/dpkg/status",
+        "/var/lib/rpm/rpmdb.sqlite",
+        "/etc/nv_tegra_release",
+        "/var/lib/nvpmodel/status",
+        "/etc/ld.so.cache",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(s) = snap {
+        for env in &s.fingerprint.python {
+            v.push(format!(
+                "{}/torch/version.py",
+                env.site_packages.trim_end_matches('/')
+            ));
+        }
+    }
+    v.iter()
+        .map(|p| host.root().join(p.trim_start_matches('/')))
+        .collect()
+}
+
+/// (mtime ns, size, inode) of each watched file, `None` when missing.
+pub type Stamps = Vec<Option<(i128, u64, u64)>>;
+
+/// Stats `paths`.
+#[allow(clippy::disallowed_methods)] // stat only: whether a file changed, not what it says (the host seam reads it)
+pub fn stamps(paths: &[PathBuf]) -> Stamps {
+    use std::os::unix::fs::MetadataExt;
+    paths
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p).ok().map(|m| {
+                (
+                    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+                    m.size(),
+                    m.ino(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Signals the daemon reacts to.
+pub struct Signals {
+    pub stop: &'static AtomicBool,
+    pub hup: &'static AtomicU32,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static HUP: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_hup(_: libc::c_int) {
+    HUP.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Installs SIGTERM/SIGINT (stop) and SIGHUP (reopen) handlers.
+pub fn install_signals() -> Result<Signals, MonitorError> {
+    fn install(sig: libc::c_int, f: extern "C" fn(libc::c_int)) -> Result<(), MonitorError> {
+        // SAFETY: a zeroed sigaction with a handler that only touches atomics
+        // (async-signal-safe); SA_RESTART keeps blocking reads going.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = f as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(MonitorError::Setup(format!(
+                    "cannot install handler for signal {sig}"
+                )));
+            }
+        }
+        Ok(())
+    }
+    install(libc::SIGTERM, on_stop)?;
+    install(libc::SIGINT, on_stop)?;
+    install(libc::SIGHUP, on_hup)?;
+    Ok(Signals {
+        stop: &STOP,
+        hup: &HUP,
+    })
+}
+
+/// What the HTTP endpoints serve, updated by the loop.
+#[derive(Debug, Clone, Default)]
+pub struct Shared {
+    pub metrics: String,
+    /// The doctor's verdict of the newest snapshot.
+    pub verdict: Option<gpukb_kb::diagnose::Verdict>,
+    /// When telemetry last completed (for `/healthz`).
+    pub last_sample: Option<Instant>,
+    pub interval: Duration,
+}
+
+/// What the daemon reports as it goes (the CLI prints it).
+pub trait Log {
+    fn line(&self, text: &str);
+}
+
+impl Agent {
+    /// The daemon: runs until SIGTERM/SIGINT. `shared` feeds `--listen`.
+    pub fn run(
+        &mut self,
+        signals: &Signals,
+        shared: &Arc<Mutex<Shared>>,
+        log: &dyn Log,
+    ) -> Result<(), MonitorError> {
+        let mut sampler = self.sampler();
+        let mut last: Option<Snapshot> = None;
+        let mut kernel_status: Result<(), String> = Ok(());
+        let mut next_stack = Instant::now();
+        let mut next_sample = Instant::now();
+        let mut watched = watched_files(&self.host, None);
+        let mut stamps_seen = stamps(&watched);
+        let mut hups = signals.hup.load(Ordering::SeqCst);
+        let tick = Duration::from_secs(1).min(self.cfg.interval);
+        while !signals.stop.load(Ordering::SeqCst) {
+            let now = Instant::now();
+            let h = signals.hup.load(Ordering::SeqCst);
+            if h != hups {
+                hups = h;
+                self.reopen()?;
+                log.line("SIGHUP: history reopened");
+                next_sample = now;
+            }
+            let changed = {
+                let s = stamps(&watched);
+                let c = s != stamps_seen;
+                stamps_seen = s;
+                c
+            };
+            if now >= next_stack || changed {
+                if changed {
+                    log.line("a watched file changed: taking a stack snapshot now");
+                }
+                let pass = self.stack_pass()?;
+                for c in &pass.changes {
+                    log.line(&format!(
+                        "change {}: {} -> {}{}",
+                        c.what,
+                        c.before.as_deref().unwrap_or("absent"),
+                        c.after.as_deref().unwrap_or("absent"),
+                        if c.meaning.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", c.meaning)
+                        }
+                    ));
+                }
+                for k in &pass.new_kernel_events {
+                    log.line(&format!(
+                        "kernel: {} {:?} on {}: {}",
+                        k.kind, k.code, k.gpu, k.message
+                    ));
+                }
+                if snapshot::upgrade_pending(&pass.snapshot.diagnosis) && sampler.is_open() {
+                    sampler.release("NVML released: a driver upgrade waits for a reboot (the open handle would pin the old module)");
+                    log.line("driver upgrade pending: NVML released until the module matches");
+                } else if !sampler.is_open()
+                    && !snapshot::upgrade_pending(&pass.snapshot.diagnosis)
+                    && self.host.mode() == &Mode::Live
+                {
+                    sampler = self.sampler();
+                }
+                sampler.forgive();
+                kernel_status = pass.kernel_log.clone();
+                watched = watched_files(&self.host, Some(&pass.snapshot));
+                stamps_seen = stamps(&watched);
+                last = Some(pass.snapshot);
+                next_stack = Instant::now() + self.cfg.stack_interval;
+                next_sample = Instant::now();
+            }
+            if Instant::now() >= next_sample {
+                let t = self.sample(&mut sampler, last.as_ref());
+                let sampled_ok = t.gpus.is_ok() || !sampler.is_open();
+                let text = self.exposition(last.as_ref(), Some(&t), kernel_status.clone())?;
+                if let Err(e) = self.write_textfile(&text) {
+                    log.line(&e.to_string());
+                }
+                let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
+                s.metrics = text;
+                s.verdict = last.as_ref().map(|l| l.diagnosis.verdict);
+                s.interval = self.cfg.interval;
+                if sampled_ok {
+                    s.last_sample = Some(Instant::now());
+                }
+                next_sample = Instant::now() + self.cfg.interval;
+            }
+            std::thread::sleep(tick);
+        }
+        log.line("stopping");
+        Ok(())
+    }
+}
+
+/// Whether `p` names a usable textfile target (`*.prom` for node_exporter).
+pub fn textfile_name_ok(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "prom")
+}

@@ -1,0 +1,430 @@
+//! The Prometheus side: a writer of the text exposition format (version
+//! 0.0.4: `# HELP`/`# TYPE` once per family, label values escaped, names
+//! checked), the agent's metric set built from a snapshot, telemetry and
+//! the history's counters, and the node_exporter textfile (written to a
+//! temporary file in the same directory, then renamed over the target).
+//!
+//! Contract: every name starts with `gpukb_`; per-GPU gauges carry
+//! dcgm-exporter's labels `gpu`, `UUID`, `modelName`, and dcgm-exporter's
+//! field names (`DCGM_FI_DEV_GPU_TEMP` → `gpukb_gpu_temp`), so existing
+//! dashboards need only the prefix changed. A value a platform cannot give
+//! is left out and `gpukb_metric_supported{metric,gpu,reason} 0` says so;
+//! it is never exported as 0.
+
+use crate::snapshot::Snapshot;
+use crate::store::KernelCount;
+use crate::telemetry::{Reading, Telemetry};
+use crate::MonitorError;
+use gpukb_kb::diagnose::{Severity, Verdict};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The metric type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Gauge,
+    Counter,
+}
+
+/// One metric family: name, help, type and samples.
+#[derive(Debug, Clone)]
+pub struct Family {
+    pub name: String,
+    pub help: String,
+    pub kind: Kind,
+    pub samples: Vec<(Vec<(String, String)>, f64)>,
+}
+
+impl Family {
+    /// Adds a sample.
+    pub fn add(&mut self, labels: &[(&str, &str)], value: f64) -> &mut Self {
+        self.samples.push((
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            value,
+        ));
+        self
+    }
+}
+
+/// A set of families in the order they were first named.
+#[derive(Debug, Clone, Default)]
+pub struct Exposition {
+    families: Vec<Family>,
+}
+
+fn valid_metric_name(n: &str) -> bool {
+    let mut cs = n.chars();
+    matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == ':')
+        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+fn valid_label_name(n: &str) -> bool {
+    let mut cs = n.chars();
+    matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !n.starts_with("__")
+}
+
+/// A label value: `\` → `\\`, `"` → `\"`, newline → `\n`.
+pub fn escape_label_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A HELP text: `\` → `\\`, newline → `\n`.
+pub fn escape_help(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// A sample value as Go's ParseFloat reads it.
+pub fn format_value(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v == f64::INFINITY {
+        "+Inf".into()
+    } else if v == f64::NEG_INFINITY {
+        "-Inf".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+impl Exposition {
+    /// The family `name` (created on first use). Panics on an invalid name:
+    /// names are constants of this crate.
+    pub fn family(&mut self, name: &str, help: &str, kind: Kind) -> &mut Family {
+        assert!(
+            valid_metric_name(name) && name.starts_with("gpukb_"),
+            "metric name {name}"
+        );
+        if let Some(i) = self.families.iter().position(|f| f.name == name) {
+            return &mut self.families[i];
+        }
+        self.families.push(Family {
+            name: name.into(),
+            help: help.into(),
+            kind,
+            samples: Vec::new(),
+        });
+        self.families.last_mut().expect("just pushed")
+    }
+
+    pub fn families(&self) -> &[Family] {
+        &self.families
+    }
+
+    /// The text format. Families without samples are left out; a sample
+    /// whose label name is invalid is left out; repeated label sets keep the
+    /// first.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for f in self.families.iter().filter(|f| !f.samples.is_empty()) {
+            let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(&f.help));
+            let kind = match f.kind {
+                Kind::Gauge => "gauge",
+                Kind::Counter => "counter",
+            };
+            let _ = writeln!(out, "# TYPE {} {kind}", f.name);
+            let mut seen = std::collections::BTreeSet::new();
+            for (labels, value) in &f.samples {
+                if !labels.iter().all(|(k, _)| valid_label_name(k)) {
+                    continue;
+                }
+                let mut ls = String::new();
+                for (i, (k, v)) in labels.iter().enumerate() {
+                    if i > 0 {
+                        ls.push(',');
+                    }
+                    let _ = write!(ls, "{k}=\"{}\"", escape_label_value(v));
+                }
+                if !seen.insert(ls.clone()) {
+                    continue;
+                }
+                if ls.is_empty() {
+                    let _ = writeln!(out, "{} {}", f.name, format_value(*value));
+                } else {
+                    let _ = writeln!(out, "{}{{{ls}}} {}", f.name, format_value(*value));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Everything one exposition is built from.
+pub struct Inputs<'a> {
+    /// gpukb's version.
+    pub version: &'a str,
+    /// The date the compatibility tables the diagnosis uses are current as of.
+    pub kb_as_of: &'a str,
+    /// The newest stack snapshot (none yet while the first one runs).
+    pub snapshot: Option<&'a Snapshot>,
+    /// The newest telemetry sample.
+    pub telemetry: Option<&'a Telemetry>,
+    /// Kernel-log events of this boot, grouped.
+    pub kernel: &'a [KernelCount],
+    /// `gpukb_stack_change_total` by fact group, from the history.
+    pub stack_changes: &'a [(String, u64)],
+    /// Whether the kernel log could be read, and why not.
+    pub kernel_log: Result<(), String>,
+}
+
+/// `gpukb_health`'s value: 0 ok, 1 warning, 2 failure, 3 unknown.
+pub fn health_value(v: Verdict) -> f64 {
+    match v {
+        Verdict::Ok => 0.0,
+        Verdict::Warning => 1.0,
+        Verdict::Failure => 2.0,
+        Verdict::Unknown => 3.0,
+    }
+}
+
+/// The agent's metrics.
+pub fn build(i: &Inputs<'_>) -> Exposition {
+    let mut e = Exposition::default();
+    e.family(
+        "gpukb_info",
+        "gpukb's version and the as-of date of its compatibility tables.",
+        Kind::Gauge,
+    )
+    .add(&[("version", i.version), ("kb_as_of", i.kb_as_of)], 1.0);
+    if let Some(s) = i.snapshot {
+        let d = &s.diagnosis;
+        e.family(
+            "gpukb_health",
+            "The doctor's verdict on the stack: 0 ok, 1 warning, 2 failure, 3 unknown.",
+            Kind::Gauge,
+        )
+        .add(&[], health_value(d.verdict));
+        let f = e.family(
+            "gpukb_root_cause_info",
+            "A root cause the doctor found (1 while it holds), by category and chain layer.",
+            Kind::Gauge,
+        );
+        for r in d
+            .findings
+            .iter()
+            .filter(|f| f.root_cause && f.severity != Severity::Info)
+        {
+            f.add(
+                &[
+                    ("category", &r.category),
+                    ("layer", r.layer.id()),
+                    ("check", &r.check),
+                ],
+                1.0,
+            );
+        }
+        e.family(
+            "gpukb_last_snapshot_timestamp_seconds",
+            "When the newest stack snapshot was taken (Unix time).",
+            Kind::Gauge,
+        )
+        .add(&[], s.at as f64);
+        if let Some(pm) = s
+            .fingerprint
+            .jetson
+            .value()
+            .and_then(|j| j.power_mode.as_ref())
+        {
+            if let Some(id) = pm.id {
+                e.family(
+                    "gpukb_nvpmodel_mode",
+                    "The Jetson's active nvpmodel power mode id, with its name.",
+                    Kind::Gauge,
+                )
+                .add(&[("name", pm.name.as_deref().unwrap_or(""))], f64::from(id));
+            }
+        }
+        if let Some(nvml) = s.fingerprint.nvml.value() {
+            let f = e.family(
+                "gpukb_gpu_info",
+                "One per GPU the stack snapshot saw, with its driver version.",
+                Kind::Gauge,
+            );
+            for g in &nvml.gpus {
+                f.add(
+                    &[
+                        ("gpu", &g.index.to_string()),
+                        ("UUID", &g.uuid),
+                        ("modelName", &g.name),
+                        ("driver_version", &nvml.driver_version.to_string()),
+                    ],
+                    1.0,
+                );
+            }
+        }
+    }
+    if let Some(t) = i.telemetry {
+        telemetry_families(&mut e, t);
+    }
+    let f = e.family(
+        "gpukb_xid_total",
+        "NVRM Xid events in the kernel log of this boot, by GPU (PCI address) and Xid; a reboot resets it.",
+        Kind::Counter,
+    );
+    for k in i.kernel.iter().filter(|k| k.kind == "xid") {
+        let code = k.code.map(|c| c.to_string()).unwrap_or_default();
+        f.add(&[("gpu", &k.gpu), ("xid", &code)], k.count as f64);
+    }
+    let f = e.family(
+        "gpukb_kernel_event_total",
+        "NVIDIA kernel-log events of this boot other than Xid (sxid, fallen_off_bus, gsp_timeout); a reboot resets it.",
+        Kind::Counter,
+    );
+    for k in i.kernel.iter().filter(|k| k.kind != "xid") {
+        let code = k.code.map(|c| c.to_string()).unwrap_or_default();
+        f.add(
+            &[("gpu", &k.gpu), ("kind", &k.kind), ("code", &code)],
+            k.count as f64,
+        );
+    }
+    let f = e.family(
+        "gpukb_stack_change_total",
+        "Stack changes seen between snapshots, by fact (driver.version, python.torch.version ...).",
+        Kind::Counter,
+    );
+    for (what, n) in i.stack_changes {
+        f.add(&[("what", what)], *n as f64);
+    }
+    let sup = e.family(
+        "gpukb_metric_supported",
+        "0 when a metric cannot be read on this platform (it is then left out, not exported as 0), with the reason.",
+        Kind::Gauge,
+    );
+    if let Err(why) = &i.kernel_log {
+        sup.add(
+            &[
+                ("metric", "gpukb_xid_total"),
+                ("gpu", "all"),
+                ("reason", why),
+            ],
+            0.0,
+        );
+    }
+    if let Some(t) = i.telemetry {
+        for x in &t.extra {
+            if let Reading::Unsupported(why) = &x.reading {
+                let what = x
+                    .labels
+                    .iter()
+                    .map(|(_, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                sup.add(
+                    &[("metric", x.metric), ("gpu", &what), ("reason", why)],
+                    0.0,
+                );
+            }
+        }
+        match &t.gpus {
+            Err(why) => {
+                sup.add(
+                    &[("metric", "telemetry"), ("gpu", "all"), ("reason", why)],
+                    0.0,
+                );
+            }
+            Ok(gpus) => {
+                for g in gpus {
+                    for (m, r) in &g.readings {
+                        if let Reading::Unsupported(why) = r {
+                            sup.add(
+                                &[
+                                    ("metric", m.name()),
+                                    ("gpu", &g.index.to_string()),
+                                    ("reason", why),
+                                ],
+                                0.0,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    e
+}
+
+fn telemetry_families(e: &mut Exposition, t: &Telemetry) {
+    for x in &t.extra {
+        if let Reading::Value(v) = x.reading {
+            let labels: Vec<(&str, &str)> = x
+                .labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            e.family(x.metric, x.help, Kind::Gauge).add(&labels, v);
+        }
+    }
+    let Ok(gpus) = &t.gpus else { return };
+    for g in gpus {
+        let idx = g.index.to_string();
+        let labels = [
+            ("gpu", idx.as_str()),
+            ("UUID", g.uuid.as_str()),
+            ("modelName", g.model.as_str()),
+        ];
+        for (m, r) in &g.readings {
+            if let Reading::Value(v) = r {
+                e.family(m.name(), m.help(), m.kind()).add(&labels, *v);
+            }
+        }
+        if let Some(unresponsive) = &g.unresponsive {
+            e.family(
+                "gpukb_gpu_unresponsive",
+                "1 when an NVML call on this GPU did not answer within its deadline (not retried until the next stack snapshot).",
+                Kind::Gauge,
+            )
+            .add(&[labels[0], labels[1], labels[2], ("reason", unresponsive)], 1.0);
+        }
+    }
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same
+/// directory, flushed to disk, then renamed over `path` (node_exporter's
+/// textfile collector never sees half a file).
+#[allow(clippy::disallowed_methods)] // writes the user's output file, not machine state
+pub fn write_textfile(path: &Path, text: &str) -> Result<(), MonitorError> {
+    use std::io::Write;
+    let err = |e: std::io::Error| MonitorError::Write {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| MonitorError::Write {
+        path: path.into(),
+        message: "not a file name".into(),
+    })?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}

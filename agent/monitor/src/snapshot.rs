@@ -1,0 +1,53 @@
+//! One stack snapshot: the fingerprint the observer (`gpukb-agent`) takes,
+//! judged by the doctor (`gpukb_kb::diagnose`). The daemon takes it without
+//! `cuInit` (cheap: no CUDA context, no per-GPU quarter second).
+
+use gpukb_agent::host::Host;
+use gpukb_facts::Fingerprint;
+use gpukb_kb::diagnose::{CheckOutcome, Diagnosis};
+use std::sync::Arc;
+
+/// A judged fingerprint at a time.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Unix seconds.
+    pub at: i64,
+    pub fingerprint: Fingerprint,
+    pub diagnosis: Diagnosis,
+}
+
+/// Observes `host` and judges it. `input` names the machine in the diagnosis.
+pub fn take(
+    host: Arc<Host>,
+    settings: &gpukb_agent::Settings,
+    input: &str,
+    kb: Option<&gpukb_kb::Kb>,
+) -> Snapshot {
+    let fingerprint = gpukb_agent::fingerprint(host, settings);
+    judge(fingerprint, input, kb, crate::time::now())
+}
+
+/// Judges a fingerprint read elsewhere (a file, the history).
+pub fn judge(
+    fingerprint: Fingerprint,
+    input: &str,
+    kb: Option<&gpukb_kb::Kb>,
+    at: i64,
+) -> Snapshot {
+    let diagnosis = gpukb_kb::diagnose::diagnose(&fingerprint, input, kb);
+    Snapshot {
+        at,
+        fingerprint,
+        diagnosis,
+    }
+}
+
+/// The doctor's check that says the loaded kernel module and the driver's
+/// user-space differ (a reboot or module reload is pending).
+pub const UPGRADE_PENDING_CHECK: &str = "driver_userspace_mismatch";
+
+/// True when the diagnosis says a driver upgrade waits for a reboot: the
+/// daemon then lets go of NVML so that it does not pin the old module.
+pub fn upgrade_pending(d: &Diagnosis) -> bool {
+    matches!(d.outcome(UPGRADE_PENDING_CHECK), CheckOutcome::Holds(_))
+}

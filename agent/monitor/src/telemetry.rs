@@ -1,0 +1,408 @@
+//! Telemetry, read-only: per GPU from an NVML handle kept open between
+//! samples (temperature, power, clocks, utilisation, memory, ECC and
+//! row-remap counters, throttle reasons, PCIe replays). Every NVML call runs
+//! under a deadline; a GPU whose sample does not answer in time is marked
+//! unresponsive and not asked again until [`NvmlSampler::forgive`] (the next
+//! stack snapshot). A value NVML does not give on this GPU is
+//! [`Reading::Unsupported`] with the reason, never 0. Without NVML at all
+//! (no driver, a Jetson before JetPack 7) the whole sample is `Err(reason)`.
+
+use gpukb_agent::host::with_deadline;
+use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, TemperatureSensor};
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::Nvml;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A telemetry metric (names follow dcgm-exporter's `DCGM_FI_DEV_*` fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Metric {
+    GpuTemp,
+    PowerUsage,
+    SmClock,
+    MemClock,
+    GpuUtil,
+    MemCopyUtil,
+    FbUsed,
+    FbFree,
+    EccSbeTotal,
+    EccDbeTotal,
+    PcieReplay,
+    CorrectableRemappedRows,
+    UncorrectableRemappedRows,
+    ClockThrottleReasons,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 14] = [
+        Metric::GpuTemp,
+        Metric::PowerUsage,
+        Metric::SmClock,
+        Metric::MemClock,
+        Metric::GpuUtil,
+        Metric::MemCopyUtil,
+        Metric::FbUsed,
+        Metric::FbFree,
+        Metric::EccSbeTotal,
+        Metric::EccDbeTotal,
+        Metric::PcieReplay,
+        Metric::CorrectableRemappedRows,
+        Metric::UncorrectableRemappedRows,
+        Metric::ClockThrottleReasons,
+    ];
+    /// The exported name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::GpuTemp => "gpukb_gpu_temp",
+            Metric::PowerUsage => "gpukb_power_usage",
+            Metric::SmClock => "gpukb_sm_clock",
+            Metric::MemClock => "gpukb_mem_clock",
+            Metric::GpuUtil => "gpukb_gpu_util",
+            Metric::MemCopyUtil => "gpukb_mem_copy_util",
+            Metric::FbUsed => "gpukb_fb_used",
+            Metric::FbFree => "gpukb_fb_free",
+            Metric::EccSbeTotal => "gpukb_ecc_sbe_agg_total",
+            Metric::EccDbeTotal => "gpukb_ecc_dbe_agg_total",
+            Metric::PcieReplay => "gpukb_pcie_replay_counter",
+            Metric::CorrectableRemappedRows => "gpukb_correctable_remapped_rows",
+            Metric::UncorrectableRemappedRows => "gpukb_uncorrectable_remapped_rows",
+            Metric::ClockThrottleReasons => "gpukb_clock_throttle_reasons",
+        }
+    }
+    pub fn help(self) -> &'static str {
+        match self {
+            Metric::GpuTemp => "GPU temperature (C), as DCGM_FI_DEV_GPU_TEMP.",
+            Metric::PowerUsage => "Power draw (W), as DCGM_FI_DEV_POWER_USAGE.",
+            Metric::SmClock => "SM clock (MHz), as DCGM_FI_DEV_SM_CLOCK.",
+            Metric::MemClock => "Memory clock (MHz), as DCGM_FI_DEV_MEM_CLOCK.",
+            Metric::GpuUtil => "GPU utilisation (%), as DCGM_FI_DEV_GPU_UTIL.",
+            Metric::MemCopyUtil => "Memory utilisation (%), as DCGM_FI_DEV_MEM_COPY_UTIL.",
+            Metric::FbUsed => "Frame buffer used (MiB), as DCGM_FI_DEV_FB_USED.",
+            Metric::FbFree => "Frame buffer free (MiB), as DCGM_FI_DEV_FB_FREE.",
+            Metric::EccSbeTotal => "Corrected (single-bit) ECC errors, lifetime aggregate.",
+            Metric::EccDbeTotal => "Uncorrected (double-bit) ECC errors, lifetime aggregate.",
+            Metric::PcieReplay => "PCIe replay counter, as DCGM_FI_DEV_PCIE_REPLAY_COUNTER.",
+            Metric::CorrectableRemappedRows => "Rows remapped for correctable errors.",
+            Metric::UncorrectableRemappedRows => "Rows remapped for uncorrectable errors.",
+            Metric::ClockThrottleReasons => "Clock throttle reasons bitmask (nvmlClocksEventReasons), as DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.",
+        }
+    }
+    pub fn kind(self) -> crate::metrics::Kind {
+        crate::metrics::Kind::Gauge
+    }
+}
+
+/// One value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reading {
+    Value(f64),
+    /// Why this GPU does not give it (`not supported`, `needs root` ...).
+    Unsupported(String),
+}
+
+/// One GPU's sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSample {
+    pub index: u32,
+    pub uuid: String,
+    pub model: String,
+    pub readings: Vec<(Metric, Reading)>,
+    /// Set when the GPU did not answer within the deadline.
+    pub unresponsive: Option<String>,
+}
+
+/// A board-level reading outside the per-GPU set (Jetson thermal zones, power rails).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extra {
+    pub metric: &'static str,
+    pub help: &'static str,
+    pub labels: Vec<(String, String)>,
+    pub reading: Reading,
+}
+
+/// One telemetry sample of the machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Telemetry {
+    /// Unix seconds.
+    pub at: i64,
+    /// Per GPU, or why telemetry cannot be read at all.
+    pub gpus: Result<Vec<GpuSample>, String>,
+    /// Board-level readings.
+    pub extra: Vec<Extra>,
+}
+
+/// An NVML handle kept open between samples.
+pub struct NvmlSampler {
+    nvml: Result<Arc<Nvml>, String>,
+    deadline: Duration,
+    /// GPU index → why it was marked unresponsive.
+    unresponsive: BTreeMap<u32, String>,
+    /// Names and UUIDs, read once.
+    identity: BTreeMap<u32, (String, String)>,
+}
+
+fn why(e: &NvmlError) -> String {
+    match e {
+        NvmlError::NotSupported => "not supported on this GPU".into(),
+        NvmlError::NoPermission => "unsupported: needs root".into(),
+        NvmlError::LibloadingError(_) => {
+            "NVML not found (libnvidia-ml.so.1): no NVIDIA driver user-space".into()
+        }
+        e => e.to_string(),
+    }
+}
+
+impl NvmlSampler {
+    /// Initialises NVML under `deadline`; failure is kept as the reason
+    /// every sample reports.
+    pub fn open(deadline: Duration) -> NvmlSampler {
+        let nvml = match with_deadline("nvmlInit", deadline, || Ok(Some(Nvml::init()))) {
+            Ok(Some(Ok(n))) => Ok(Arc::new(n)),
+            Ok(Some(Err(e))) => Err(format!("NVML: {}", why(&e))),
+            Ok(None) => Err("NVML: no answer".into()),
+            Err(e) => Err(format!("NVML: {e}")),
+        };
+        NvmlSampler {
+            nvml,
+            deadline,
+            unresponsive: BTreeMap::new(),
+            identity: BTreeMap::new(),
+        }
+    }
+
+    /// A sampler that never had NVML (the reason is reported).
+    pub fn unavailable(reason: impl Into<String>) -> NvmlSampler {
+        NvmlSampler {
+            nvml: Err(reason.into()),
+            deadline: Duration::from_secs(1),
+            unresponsive: BTreeMap::new(),
+            identity: BTreeMap::new(),
+        }
+    }
+
+    /// Whether NVML is held open.
+    pub fn is_open(&self) -> bool {
+        self.nvml.is_ok()
+    }
+
+    /// Lets go of NVML (a driver upgrade waits for the module to unload).
+    pub fn release(&mut self, reason: impl Into<String>) {
+        self.nvml = Err(reason.into());
+        self.identity.clear();
+    }
+
+    /// Asks unresponsive GPUs again from the next sample on.
+    pub fn forgive(&mut self) {
+        self.unresponsive.clear();
+    }
+
+    /// Samples every GPU.
+    pub fn sample(&mut self) -> Telemetry {
+        let at = crate::time::now();
+        let nvml = match &self.nvml {
+            Ok(n) => n.clone(),
+            Err(why) => {
+                return Telemetry {
+                    at,
+                    gpus: Err(why.clone()),
+                    extra: Vec::new(),
+                }
+            }
+        };
+        let n = nvml.clone();
+        let count = match with_deadline("nvmlDeviceGetCount", self.deadline, move || {
+            Ok(Some(n.device_count()))
+        }) {
+            Ok(Some(Ok(c))) => c,
+            Ok(Some(Err(e))) => {
+                return Telemetry {
+                    at,
+                    gpus: Err(format!("NVML: {}", why(&e))),
+                    extra: Vec::new(),
+                }
+            }
+            Ok(None) => 0,
+            Err(e) => {
+                return Telemetry {
+                    at,
+                    gpus: Err(format!("NVML: {e}")),
+                    extra: Vec::new(),
+                }
+            }
+        };
+        let mut gpus = Vec::new();
+        for index in 0..count {
+            let (model, uuid) = self.identity.get(&index).cloned().unwrap_or_default();
+            if let Some(w) = self.unresponsive.get(&index) {
+                gpus.push(GpuSample {
+                    index,
+                    uuid,
+                    model,
+                    readings: Vec::new(),
+                    unresponsive: Some(w.clone()),
+                });
+                continue;
+            }
+            let n = nvml.clone();
+            match with_deadline(
+                &format!("NVML sample of GPU {index}"),
+                self.deadline,
+                move || Ok(Some(sample_gpu(&n, index))),
+            ) {
+                Ok(Some(s)) => {
+                    self.identity
+                        .insert(index, (s.model.clone(), s.uuid.clone()));
+                    gpus.push(s);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let w = e.to_string();
+                    self.unresponsive.insert(index, w.clone());
+                    gpus.push(GpuSample {
+                        index,
+                        uuid,
+                        model,
+                        readings: Vec::new(),
+                        unresponsive: Some(w),
+                    });
+                }
+            }
+        }
+        Telemetry {
+            at,
+            gpus: Ok(gpus),
+            extra: Vec::new(),
+        }
+    }
+}
+
+fn sample_gpu(nvml: &Nvml, index: u32) -> GpuSample {
+    let d = match nvml.device_by_index(index) {
+        Ok(d) => d,
+        Err(e) => {
+            return GpuSample {
+                index,
+                uuid: String::new(),
+                model: String::new(),
+                readings: Metric::ALL
+                    .iter()
+                    .map(|m| (*m, Reading::Unsupported(why(&e))))
+                    .collect(),
+                unresponsive: None,
+            }
+        }
+    };
+    let r = |v: Result<f64, NvmlError>| match v {
+        Ok(v) => Reading::Value(v),
+        Err(e) => Reading::Unsupported(why(&e)),
+    };
+    let mem = d.memory_info();
+    let util = d.utilization_rates();
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mut readings = vec![
+        (
+            Metric::GpuTemp,
+            r(d.temperature(TemperatureSensor::Gpu).map(f64::from)),
+        ),
+        (
+            Metric::PowerUsage,
+            r(d.power_usage().map(|mw| f64::from(mw) / 1000.0)),
+        ),
+        (Metric::SmClock, r(d.clock_info(Clock::SM).map(f64::from))),
+        (
+            Metric::MemClock,
+            r(d.clock_info(Clock::Memory).map(f64::from)),
+        ),
+        (
+            Metric::GpuUtil,
+            r(util.as_ref().map(|u| f64::from(u.gpu)).map_err(clone_err)),
+        ),
+        (
+            Metric::MemCopyUtil,
+            r(util
+                .as_ref()
+                .map(|u| f64::from(u.memory))
+                .map_err(clone_err)),
+        ),
+        (
+            Metric::FbUsed,
+            r(mem.as_ref().map(|m| m.used as f64 / MIB).map_err(clone_err)),
+        ),
+        (
+            Metric::FbFree,
+            r(mem.as_ref().map(|m| m.free as f64 / MIB).map_err(clone_err)),
+        ),
+        (
+            Metric::EccSbeTotal,
+            r(
+                d.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate)
+                    .map(|v| v as f64),
+            ),
+        ),
+        (
+            Metric::EccDbeTotal,
+            r(
+                d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate)
+                    .map(|v| v as f64),
+            ),
+        ),
+        (
+            Metric::PcieReplay,
+            r(d.pcie_replay_counter().map(f64::from)),
+        ),
+        (
+            Metric::ClockThrottleReasons,
+            r(d.current_throttle_reasons().map(|t| t.bits() as f64)),
+        ),
+    ];
+    // Row remapping is not wrapped by nvml-wrapper 0.13: the raw symbol.
+    let remap = match nvml.lib().nvmlDeviceGetRemappedRows.as_ref() {
+        Ok(f) => {
+            let (mut c, mut u, mut p, mut fl) = (0u32, 0u32, 0u32, 0u32);
+            // SAFETY: a valid device handle and four out-pointers, per nvml.h.
+            let rc = unsafe { f(d.handle(), &mut c, &mut u, &mut p, &mut fl) };
+            match rc {
+                0 => Ok((c, u)),
+                3 => Err("not supported on this GPU".to_string()),
+                code => Err(format!("nvmlDeviceGetRemappedRows returned {code}")),
+            }
+        }
+        Err(_) => Err("this driver's NVML has no nvmlDeviceGetRemappedRows".to_string()),
+    };
+    match remap {
+        Ok((c, u)) => {
+            readings.push((
+                Metric::CorrectableRemappedRows,
+                Reading::Value(f64::from(c)),
+            ));
+            readings.push((
+                Metric::UncorrectableRemappedRows,
+                Reading::Value(f64::from(u)),
+            ));
+        }
+        Err(w) => {
+            readings.push((
+                Metric::CorrectableRemappedRows,
+                Reading::Unsupported(w.clone()),
+            ));
+            readings.push((Metric::UncorrectableRemappedRows, Reading::Unsupported(w)));
+        }
+    }
+    GpuSample {
+        index,
+        uuid: d.uuid().unwrap_or_default(),
+        model: d.name().unwrap_or_default(),
+        readings,
+        unresponsive: None,
+    }
+}
+
+fn clone_err(e: &NvmlError) -> NvmlError {
+    match e {
+        NvmlError::NotSupported => NvmlError::NotSupported,
+        NvmlError::NoPermission => NvmlError::NoPermission,
+        NvmlError::GpuLost => NvmlError::GpuLost,
+        _ => NvmlError::Unknown,
+    }
+}

@@ -1,0 +1,275 @@
+//! `gpukb agent`: gpukb unattended. `--once` takes one stack snapshot,
+//! stores it with what changed since the previous one, reads the kernel
+//! log, writes the Prometheus textfile, and exits with the doctor's code
+//! (or as `--fail-on` says); without `--once` it runs as a daemon with two
+//! cadences and, with `--listen`, serves `/metrics`, `/health`, `/healthz`.
+//! The engine is `gpukb_monitor`; this module parses flags, prints and picks
+//! exit codes.
+
+use crate::machine::MachineArgs;
+use anyhow::Context;
+use gpukb_kb::diagnose::Verdict;
+use gpukb_monitor::daemon::{Agent, Config, KernelLog, Pass};
+use gpukb_monitor::diff::verdict_str;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// Verdicts `--fail-on` can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Failure,
+    Warning,
+    Unknown,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status (--once): 0 ok or warning, 1 failure, 3 unknown, 2 gpukb could not run; \
+with --fail-on LEVEL[,LEVEL]: 1 when the verdict is one of the levels named (warning includes failure), else 0. \
+History: --db, else $STATE_DIRECTORY/agent.db (systemd), /var/lib/gpukb/agent.db as root, $XDG_STATE_HOME/gpukb/agent.db."
+)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// Take one snapshot, store it, write the textfile, and exit (for a timer, cron, a Slurm prolog, a probe).
+    #[arg(long)]
+    pub once: bool,
+    /// The history database (SQLite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Write the metrics to this node_exporter textfile (`*.prom`), atomically.
+    #[arg(long, value_name = "PATH")]
+    pub textfile: Option<PathBuf>,
+    /// Serve /metrics, /health and /healthz on PORT (127.0.0.1) or HOST:PORT.
+    #[arg(long, value_name = "PORT|HOST:PORT", conflicts_with = "once")]
+    pub listen: Option<String>,
+    /// Telemetry cadence (daemon).
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub interval: String,
+    /// Stack-snapshot cadence (daemon); a watched file's change triggers one at once.
+    #[arg(long, value_name = "DUR", default_value = "10m")]
+    pub stack_interval: String,
+    /// Exit 1 when the verdict is one of these (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LEVEL")]
+    pub fail_on: Vec<FailOn>,
+    /// Print the --once result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Retention by age: history older than this is removed.
+    #[arg(long, value_name = "DUR", default_value = "30d")]
+    pub keep: String,
+    /// Retention by size: the history's data stay under this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub max_db_mib: u64,
+    /// Kernel-log source: `system` (/dev/kmsg, else journalctl -k), `off`, or a file of recorded /dev/kmsg lines.
+    #[arg(long, value_name = "system|off|FILE", default_value = "system")]
+    pub kernel_log: String,
+    /// File kernel events under this boot id (default: /proc/sys/kernel/random/boot_id).
+    #[arg(long, value_name = "ID", hide = true)]
+    pub boot_id: Option<String>,
+}
+
+/// The history path: `--db`, else the default rules.
+#[allow(clippy::disallowed_methods)] // where gpukb keeps its own state, not machine state
+pub fn db_path(db: &Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = db {
+        return Ok(p.clone());
+    }
+    gpukb_monitor::paths::default_db(&|k| std::env::var(k).ok(), gpukb_monitor::paths::is_root())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no --db given and neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set"
+            )
+        })
+}
+
+fn config(args: &AgentArgs) -> anyhow::Result<Config> {
+    let dur = |flag: &str, v: &str| {
+        gpukb_monitor::duration::parse(v).with_context(|| format!("--{flag}"))
+    };
+    let kernel_log = match args.kernel_log.as_str() {
+        "system"
+            if args.machine.replay.is_some()
+                || args.machine.fingerprint.is_some()
+                || args.machine.root.is_some() =>
+        {
+            KernelLog::Off
+        }
+        "system" => KernelLog::System,
+        "off" => KernelLog::Off,
+        f => KernelLog::File(PathBuf::from(f)),
+    };
+    if let Some(t) = &args.textfile {
+        anyhow::ensure!(
+            gpukb_monitor::daemon::textfile_name_ok(t),
+            "--textfile {}: node_exporter reads only files named *.prom",
+            t.display()
+        );
+    }
+    anyhow::ensure!(args.max_db_mib >= 1, "--max-db-mib must be at least 1");
+    let mut settings = crate::machine::deadlines(&args.machine);
+    settings.cuda_init = false;
+    Ok(Config {
+        db: db_path(&args.db)?,
+        textfile: args.textfile.clone(),
+        keep: dur("keep", &args.keep)?,
+        max_db_bytes: args.max_db_mib << 20,
+        kernel_log,
+        boot_id: args.boot_id.clone(),
+        input: args.machine.describe(),
+        settings,
+        interval: dur("interval", &args.interval)?,
+        stack_interval: dur("stack-interval", &args.stack_interval)?,
+        nvml_deadline: std::time::Duration::from_secs_f64(args.machine.timeout.clamp(0.1, 600.0)),
+    })
+}
+
+/// The exit code for `verdict` under `fail_on` (empty: the doctor's codes).
+pub fn exit_code(verdict: Verdict, fail_on: &[FailOn]) -> u8 {
+    if fail_on.is_empty() {
+        return match verdict {
+            Verdict::Ok | Verdict::Warning => 0,
+            Verdict::Failure => 1,
+            Verdict::Unknown => 3,
+        };
+    }
+    let hit = fail_on.iter().any(|f| match f {
+        FailOn::Failure => verdict == Verdict::Failure,
+        FailOn::Warning => matches!(verdict, Verdict::Warning | Verdict::Failure),
+        FailOn::Unknown => verdict == Verdict::Unknown,
+    });
+    u8::from(hit)
+}
+
+pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let cfg = config(args)?;
+    let host = match &args.machine.fingerprint {
+        Some(_) => Arc::new(gpukb_agent::host::Host::root_dir(
+            "/nonexistent-fingerprint-input",
+        )),
+        None => Arc::new(args.machine.host(false)?),
+    };
+    let mut agent = Agent::open(cfg, host)?;
+    if !args.once {
+        return daemon(args, &mut agent, out);
+    }
+    let pass = match &args.machine.fingerprint {
+        Some(path) => {
+            let fp = crate::machine::read_fingerprint(path)?;
+            let snap = gpukb_monitor::snapshot::judge(
+                fp,
+                &args.machine.describe(),
+                Some(&agent.kb),
+                gpukb_monitor::time::now(),
+            );
+            agent.record(snap)?
+        }
+        None => agent.stack_pass()?,
+    };
+    let mut sampler = agent.sampler();
+    let telemetry = agent.sample(&mut sampler, Some(&pass.snapshot));
+    let text = agent.exposition(
+        Some(&pass.snapshot),
+        Some(&telemetry),
+        pass.kernel_log.clone(),
+    )?;
+    agent.write_textfile(&text)?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &once_json(&agent, &pass))?;
+        writeln!(out)?;
+    } else {
+        render_once(&agent, &pass, out)?;
+    }
+    Ok(ExitCode::from(exit_code(
+        pass.snapshot.diagnosis.verdict,
+        &args.fail_on,
+    )))
+}
+
+fn once_json(agent: &Agent, pass: &Pass) -> serde_json::Value {
+    let d = &pass.snapshot.diagnosis;
+    serde_json::json!({
+        "snapshot": {
+            "id": pass.snapshot_id,
+            "at": gpukb_monitor::time::rfc3339(pass.snapshot.at),
+            "verdict": verdict_str(d.verdict),
+            "summary": d.summary,
+        },
+        "previous": pass.previous,
+        "changes": pass.changes,
+        "kernel_events": pass.new_kernel_events.iter().map(|k| serde_json::json!({
+            "kind": k.kind, "code": k.code, "gpu": k.gpu, "seq": k.seq,
+            "at": gpukb_monitor::time::rfc3339(k.at), "message": k.message,
+        })).collect::<Vec<_>>(),
+        "kernel_log": match &pass.kernel_log { Ok(()) => "read".to_string(), Err(e) => e.clone() },
+        "db": agent.store.path().display().to_string(),
+        "textfile": agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
+    })
+}
+
+fn render_once(agent: &Agent, pass: &Pass, out: &mut dyn Write) -> std::io::Result<()> {
+    let d = &pass.snapshot.diagnosis;
+    writeln!(
+        out,
+        "gpukb agent: snapshot @{} of {}: {}: {}",
+        pass.snapshot_id,
+        d.input,
+        verdict_str(d.verdict),
+        d.summary
+    )?;
+    match pass.previous {
+        None => writeln!(out, "  first snapshot in {}", agent.store.path().display())?,
+        Some(p) if pass.changes.is_empty() => writeln!(out, "  no change since @{p}")?,
+        Some(p) => {
+            writeln!(out, "  changed since @{p}:")?;
+            crate::history::render_changes(&pass.changes, out)?;
+        }
+    }
+    for k in &pass.new_kernel_events {
+        let code = k.code.map(|c| format!(" {c}")).unwrap_or_default();
+        writeln!(
+            out,
+            "  kernel log: {}{code} on {}: {}",
+            k.kind, k.gpu, k.message
+        )?;
+    }
+    if let Err(e) = &pass.kernel_log {
+        writeln!(out, "  kernel log not read: {e}")?;
+    }
+    if let Some(t) = &agent.cfg.textfile {
+        writeln!(out, "  metrics written to {}", t.display())?;
+    }
+    Ok(())
+}
+
+struct Stderr;
+impl gpukb_monitor::daemon::Log for Stderr {
+    fn line(&self, text: &str) {
+        eprintln!("gpukb agent: {text}");
+    }
+}
+
+fn daemon(args: &AgentArgs, agent: &mut Agent, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.machine.fingerprint.is_none(),
+        "--fingerprint gives one snapshot: use it with --once"
+    );
+    let signals = gpukb_monitor::daemon::install_signals()?;
+    let shared = Arc::new(Mutex::new(gpukb_monitor::daemon::Shared::default()));
+    if let Some(l) = &args.listen {
+        let addr = gpukb_monitor::http::parse_listen(l)?;
+        let bound = gpukb_monitor::http::serve(addr, shared.clone())?;
+        eprintln!("gpukb agent: serving http://{bound}/metrics");
+    }
+    eprintln!(
+        "gpukb agent: history {}; telemetry every {}, stack every {}",
+        agent.store.path().display(),
+        gpukb_monitor::duration::show(agent.cfg.interval),
+        gpukb_monitor::duration::show(agent.cfg.stack_interval)
+    );
+    agent.run(&signals, &shared, &Stderr)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
