@@ -6,6 +6,7 @@ pub mod capture;
 pub mod doctor;
 pub mod explain;
 pub mod fingerprint;
+pub mod install_files;
 pub mod kb_cmd;
 pub mod machine;
 pub mod probe;
@@ -44,6 +45,42 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// Browse, check and measure the knowledge base.
     Kb(kb_cmd::KbArgs),
+    /// Write the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(install_files::CompletionsArgs),
+    /// Write the gpukb(1) man page (roff) on stdout.
+    Man(install_files::ManArgs),
+}
+
+/// The argument parser, with the long `--version` (the knowledge base's
+/// entry count and as-of date) when `long_version` is true: that opens the
+/// KB, so `main` asks for it only when `--version` is on the command line.
+pub fn command_with(long_version: bool) -> clap::Command {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    if long_version {
+        // Built once per process, when --version is asked for.
+        let line: &'static str = Box::leak(version_line().into_boxed_str());
+        cmd.long_version(line)
+    } else {
+        cmd
+    }
+}
+
+/// The argument parser (as clap_complete and clap_mangen see it).
+pub fn command() -> clap::Command {
+    command_with(false)
+}
+
+/// `0.1.0 (knowledge base: 186 entries, as of 2026-12-01)`.
+pub fn version_line() -> String {
+    let entries = gpukb_kb::Kb::open()
+        .and_then(|kb| kb.len())
+        .map_or_else(|e| format!("unreadable: {e}"), |n| n.to_string());
+    format!(
+        "{} (knowledge base: {entries} entries, as of {})",
+        env!("CARGO_PKG_VERSION"),
+        gpukb_kb::as_of()
+    )
 }
 
 /// Runs gpukb with `args`, writing results to `out`.
@@ -56,5 +93,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
+        Command::Completions(a) => install_files::completions(a, out),
+        Command::Man(a) => install_files::man(a, out),
     }
 }
