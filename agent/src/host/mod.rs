@@ -24,7 +24,7 @@ mod env;
 mod paths;
 mod runner;
 
-pub use capture::{Journal, Recorded, CAPTURE_FORMAT};
+pub use capture::{now_utc, utc_rfc3339, CaptureData, Journal, Recorded, CAPTURE_FORMAT};
 pub use env::{EnvRegistry, ENV_PREFIXES, ENV_VARS};
 pub use runner::CommandOutput;
 
@@ -400,13 +400,23 @@ impl Host {
 
     /// Writes everything this recording host observed as a capture directory.
     pub fn write_capture(&self, dir: &Path) -> Result<(), HostError> {
+        self.capture()?.write(dir)
+    }
+
+    /// Everything this recording host observed, as a capture in memory.
+    pub fn capture(&self) -> Result<CaptureData, HostError> {
         let Some(rec) = &self.recorder else {
             return Err(HostError::NotObserved {
                 what: "a capture (the host was not recording)".into(),
             });
         };
         let rec = rec.lock().unwrap_or_else(|p| p.into_inner());
-        rec.write(dir, &self.env)
+        Ok(rec.to_capture(&self.env))
+    }
+
+    /// The journal of a replayed capture (when and by which gpukb it was taken).
+    pub fn journal(&self) -> Option<&Journal> {
+        self.replay.as_ref()
     }
 
     fn record(&self, f: impl FnOnce(&mut capture::Recorder)) {
