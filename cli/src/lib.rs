@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod explain;
 pub mod fingerprint;
 pub mod install_files;
+pub mod issue_report;
 pub mod kb_cmd;
 pub mod machine;
 pub mod probe;
@@ -39,6 +40,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Describe this machine's NVIDIA stack (driver, NVML, CUDA, libraries, PyTorch), each fact with its source.
     Fingerprint(fingerprint::FingerprintArgs),
+    /// A Markdown report for a GitHub issue: summary, the doctor's verdict, the fingerprint; private values redacted.
+    Report(issue_report::ReportArgs),
     /// Record what a fingerprint observes into a directory, to replay it elsewhere with --replay.
     Capture(capture::CaptureArgs),
     /// Run small CUDA kernels on the GPU: which code images load, and bandwidth/FLOP/s against what the model should reach.
@@ -90,6 +93,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Explain(a) => explain::run(a, out),
         Command::Doctor(a) => doctor::run(a, out),
         Command::Fingerprint(a) => fingerprint::run(a, out),
+        Command::Report(a) => issue_report::run(a, out),
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
