@@ -12,6 +12,7 @@ pub mod kb_cmd;
 pub mod machine;
 pub mod probe;
 pub mod report;
+pub mod schemas;
 pub mod search;
 pub mod style;
 
@@ -48,6 +49,8 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// Browse, check and measure the knowledge base.
     Kb(kb_cmd::KbArgs),
+    /// Print the JSON Schema of a JSON output (fingerprint, capture, doctor, search, probe, kb-list, kb-show).
+    Schema(schemas::SchemaArgs),
     /// Write the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(install_files::CompletionsArgs),
     /// Write the gpukb(1) man page (roff) on stdout.
@@ -97,6 +100,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),
         Command::Kb(a) => kb_cmd::run(a, out),
+        Command::Schema(a) => schemas::run(a, out),
         Command::Completions(a) => install_files::completions(a, out),
         Command::Man(a) => install_files::man(a, out),
     }

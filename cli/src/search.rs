@@ -122,6 +122,19 @@ pub fn read_window(r: &mut dyn Read) -> std::io::Result<Vec<u8>> {
     Ok(w.finish())
 }
 
+/// What `gpukb search --json` prints (schema: `gpukb schema search`).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct SearchOutput {
+    /// The normalized query, at most 4,000 characters.
+    pub query: String,
+    /// Whose machine facts confirmed or ruled out the answers (`null`: none used).
+    pub machine_facts_from: Option<String>,
+    /// What was recognised in the paste.
+    pub signals: gpukb_kb::Signals,
+    /// The ranked diagnoses, best first.
+    pub results: Vec<Hit>,
+}
+
 fn write_json(
     out: &mut dyn Write,
     q: &Query,
@@ -129,12 +142,12 @@ fn write_json(
     facts_from: Option<&str>,
 ) -> anyhow::Result<()> {
     let query: String = q.normalized.chars().take(4000).collect();
-    let v = serde_json::json!({
-        "query": query,
-        "machine_facts_from": facts_from,
-        "signals": q.signals,
-        "results": hits,
-    });
+    let v = SearchOutput {
+        query,
+        machine_facts_from: facts_from.map(String::from),
+        signals: q.signals.clone(),
+        results: hits.to_vec(),
+    };
     serde_json::to_writer_pretty(&mut *out, &v)?;
     writeln!(out)?;
     Ok(())

@@ -66,7 +66,7 @@ pub struct Kb {
 }
 
 /// A short listing row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EntrySummary {
     /// Entry id.
     pub id: String,

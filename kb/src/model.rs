@@ -72,7 +72,7 @@ pub fn frameworks_in(text: &str) -> Vec<&'static str> {
 }
 
 /// One curated diagnosis, as written in `kb/entries/<id>.toml`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     /// Kebab-case id, equal to the file stem.
@@ -109,7 +109,7 @@ pub struct Entry {
 }
 
 /// A literal substring (case-insensitive) or a regex of real error text.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Signature {
     /// Case-insensitive substring.
@@ -138,7 +138,7 @@ impl Signature {
 }
 
 /// A command that confirms the diagnosis and what to look for in its output.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Confirm {
     /// The command to run.
@@ -149,7 +149,7 @@ pub struct Confirm {
 }
 
 /// A fix for one platform.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fix {
     /// One of [`PLATFORMS`].
@@ -165,7 +165,7 @@ pub struct Fix {
 }
 
 /// A predicate over machine facts (see `rules.rs`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {
     /// The predicate name.
@@ -173,7 +173,7 @@ pub struct Condition {
 }
 
 /// A cited source.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     /// http(s) URL.

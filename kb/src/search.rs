@@ -24,7 +24,7 @@ const SMALL_TEXT: usize = 64 * 1024;
 const MAX_TERMS: usize = 1200;
 
 /// An analysed paste.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Query {
     /// The normalised text (capped).
     pub normalized: String,
@@ -35,7 +35,7 @@ pub struct Query {
 }
 
 /// A rule verdict on a hit.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RuleVerdict {
     /// Predicate name.
     pub predicate: String,
@@ -46,7 +46,7 @@ pub struct RuleVerdict {
 }
 
 /// One ranked diagnosis.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// Entry id (curated) or generated code id (`cuda-209`, `xid-79`).
     pub id: String,

@@ -17,7 +17,7 @@ use std::path::Path;
 pub const CAPTURE_FORMAT: u32 = 1;
 
 /// The outcome of one observation, as stored in a capture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Recorded<T> {
     Ok(T),
@@ -43,8 +43,10 @@ impl<T: Clone> Recorded<T> {
 }
 
 /// Everything a capture holds except file contents.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+// Unknown fields are ignored, not refused: within one capture format a newer
+// gpukb may add fields (cli/schemas/README.md); anything incompatible bumps
+// CAPTURE_FORMAT, which `load` checks first.
 pub struct Journal {
     pub format: u32,
     pub gpukb_version: String,

@@ -40,7 +40,9 @@ use std::time::Duration;
 pub const MAX_READ_BYTES: u64 = 16 << 20;
 
 /// Why an observation failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error, schemars::JsonSchema,
+)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HostError {
     /// A file or directory exists but could not be read.
@@ -81,7 +83,7 @@ pub enum Mode {
 }
 
 /// What kind of thing a path is (after following symlinks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
     File,
@@ -91,7 +93,7 @@ pub enum EntryKind {
 }
 
 /// One directory entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DirEntry {
     pub name: String,
     pub kind: EntryKind,
