@@ -140,6 +140,27 @@ fn shown<T>(o: &Observed<T>, f: impl Fn(&T) -> String) -> String {
     }
 }
 
+/// `2 × NVIDIA H200 (CC 9.0), NVIDIA L4 (CC 8.9)`: equal neighbours counted.
+fn counted(items: &[String]) -> String {
+    let mut out: Vec<(usize, &str)> = Vec::new();
+    for i in items {
+        match out.last_mut() {
+            Some((n, last)) if *last == i.as_str() => *n += 1,
+            _ => out.push((1, i)),
+        }
+    }
+    out.iter()
+        .map(|(n, s)| {
+            if *n == 1 {
+                s.to_string()
+            } else {
+                format!("{n} × {s}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A table cell: one line, pipes escaped.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -164,17 +185,15 @@ pub fn summary(i: &Inputs) -> Vec<(&'static str, String)> {
                         .map_or(String::new(), |m| format!(", {m} MiB"))
                 )
             })
-            .collect::<Vec<_>>()
-            .join(", "),
+            .collect::<Vec<_>>(),
         (_, Some(c)) if !c.devices.is_empty() => c
             .devices
             .iter()
             .map(|d| format!("{} (CC {})", d.name, d.compute_capability))
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => shown(&fp.nvml, |_| "no GPU visible to NVML".into()),
+            .collect::<Vec<_>>(),
+        _ => vec![shown(&fp.nvml, |_| "no GPU visible to NVML".into())],
     };
-    rows.push(("GPUs", gpus));
+    rows.push(("GPUs", counted(&gpus)));
     let driver = match fp.nvml.value() {
         Some(n) => format!(
             "{}, runs CUDA up to {}",
