@@ -8,7 +8,7 @@ use object::{Endianness, Object, ObjectSection};
 use serde::{Deserialize, Serialize};
 
 /// The parts of an ELF file gpukb reports.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ElfInfo {
     pub soname: Option<String>,
     pub needed: Vec<String>,

@@ -9,6 +9,7 @@ pub mod fatbin;
 pub mod fingerprint;
 pub mod host;
 pub mod parse;
+pub mod redact;
 
 pub use collect::{fingerprint, fingerprint_timed, Settings};
 pub use fingerprint::Fingerprint;

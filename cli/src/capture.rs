@@ -1,6 +1,9 @@
 //! `gpukb capture -o DIR`: records everything a fingerprint observes (files
 //! read, command outputs, NVML and CUDA answers) so `--replay DIR` reproduces
-//! it on any machine; also writes `DIR/fingerprint.json`.
+//! it on any machine; also writes `DIR/fingerprint.json`. With `--redact`
+//! every private value is replaced consistently first
+//! (`gpukb_agent::redact`), and `--from CAPTURE --redact` rewrites a capture
+//! taken before.
 
 use anyhow::Context;
 use std::io::Write;
@@ -17,8 +20,16 @@ pub struct CaptureArgs {
     pub timeout: f64,
     /// Also run `gpukb probe --quick` and store its report as `DIR/probe.json`
     /// (`gpukb doctor --replay DIR` judges it).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from")]
     pub probe: bool,
+    /// Replace hostnames, ids, serials, GPU UUIDs, user names and paths under
+    /// home directories, and secrets by stable tokens of the same length, in
+    /// every file of the capture: it still replays to the same diagnosis.
+    #[arg(long)]
+    pub redact: bool,
+    /// Redact this capture (written by `gpukb capture`) instead of this machine.
+    #[arg(long, value_name = "CAPTURE", requires = "redact")]
+    pub from: Option<PathBuf>,
 }
 
 #[allow(clippy::disallowed_methods)] // writes the user's output directory, not machine state
@@ -87,44 +98,116 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
             dir.display()
         );
     }
+    let what = match &args.from {
+        Some(f) => format!("the capture {}", f.display()),
+        None => "this machine".into(),
+    };
+    let privacy = if args.redact {
+        "Private values are replaced by tokens (pseudonymised, not anonymous)."
+    } else {
+        "It holds hostnames and paths of this machine (`--redact` replaces them)."
+    };
     writeln!(
         out,
-        "Captured this machine into {} (replay it anywhere with `gpukb fingerprint --replay {}`). It holds hostnames and paths of this machine.",
+        "Captured {what} into {} (replay it anywhere with `gpukb doctor --replay {}`). {privacy}",
         dir.display(),
         dir.display()
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Fingerprints this machine, recording into `dir`.
+/// Fingerprints this machine (or reads `--from`), recording into `dir`,
+/// redacted with `--redact`.
 #[allow(clippy::disallowed_methods)] // writes the user's output directory, not machine state
 fn write_into(args: &CaptureArgs, dir: &std::path::Path) -> anyhow::Result<()> {
-    let machine = crate::machine::MachineArgs {
-        root: None,
-        replay: None,
-        fingerprint: None,
-        timeout: args.timeout,
+    use gpukb_agent::host::CaptureData;
+    let (data, fp, probe) = match &args.from {
+        Some(from) => {
+            let data = CaptureData::read(from)
+                .with_context(|| format!("cannot read the capture {}", from.display()))?;
+            let probe = crate::machine::read_user_file(&from.join("probe.json"), 64 << 20)?;
+            (data, None, probe)
+        }
+        None => {
+            let machine = crate::machine::MachineArgs {
+                root: None,
+                replay: None,
+                fingerprint: None,
+                timeout: args.timeout,
+            };
+            let host = std::sync::Arc::new(machine.host(true)?);
+            let fp = gpukb_agent::fingerprint(host.clone(), &crate::machine::deadlines(&machine));
+            let data = host.capture()?;
+            let probe = if args.probe { measure_probe(&fp) } else { None };
+            (data, Some(fp), probe)
+        }
     };
-    let host = std::sync::Arc::new(machine.host(true)?);
-    let fp = gpukb_agent::fingerprint(host.clone(), &crate::machine::deadlines(&machine));
-    host.write_capture(dir)
+    let (data, probe) = if args.redact {
+        let mut learner = gpukb_agent::redact::Learner::new();
+        learner.capture(&data);
+        let redaction = learner.finish();
+        let probe = match probe {
+            Some(text) => {
+                let v: serde_json::Value =
+                    serde_json::from_str(&text).context("probe.json is not JSON")?;
+                Some(serde_json::to_string_pretty(&redaction.json(&v))?)
+            }
+            None => None,
+        };
+        (redaction.capture(&data)?, probe)
+    } else {
+        (data, probe)
+    };
+    data.write(dir)
         .with_context(|| format!("cannot write the capture to {}", dir.display()))?;
+    // The fingerprint of what was written: a redacted capture replays to the
+    // redacted fingerprint.
+    let fp = match fp.filter(|_| !args.redact) {
+        Some(fp) => fp,
+        None => {
+            let host = gpukb_agent::host::Host::replay(dir).with_context(|| {
+                format!(
+                    "cannot replay the capture just written to {}",
+                    dir.display()
+                )
+            })?;
+            let machine = crate::machine::MachineArgs {
+                root: None,
+                replay: Some(dir.to_path_buf()),
+                fingerprint: None,
+                timeout: args.timeout,
+            };
+            gpukb_agent::fingerprint(
+                std::sync::Arc::new(host),
+                &crate::machine::deadlines(&machine),
+            )
+        }
+    };
     let json = serde_json::to_string_pretty(&fp)?;
     std::fs::write(dir.join("fingerprint.json"), json + "\n")
         .with_context(|| format!("cannot write {}", dir.join("fingerprint.json").display()))?;
-    if args.probe {
-        let opts = crate::probe::ProbeArgs {
-            quick: true,
-            ..Default::default()
-        };
-        match crate::probe::measure(&opts, Some(&fp)) {
-            Ok(r) => std::fs::write(dir.join("probe.json"), r.to_json() + "\n")
-                .with_context(|| format!("cannot write {}", dir.join("probe.json").display()))?,
-            Err(e) => eprintln!(
-                "{} (the capture has no probe.json)",
-                crate::probe::error_line(&e)
-            ),
-        }
+    if let Some(p) = probe {
+        std::fs::write(dir.join("probe.json"), p.trim_end().to_string() + "\n")
+            .with_context(|| format!("cannot write {}", dir.join("probe.json").display()))?;
     }
     Ok(())
+}
+
+/// `gpukb probe --quick` on this machine's GPUs, as JSON (`None`, said on
+/// stderr, when it cannot run).
+fn measure_probe(fp: &gpukb_agent::Fingerprint) -> Option<String> {
+    let opts = crate::probe::ProbeArgs {
+        quick: true,
+        ..Default::default()
+    };
+    match crate::probe::measure(&opts, Some(fp)) {
+        Ok(r) => Some(r.to_json()),
+        Err(e) => {
+            eprintln!(
+                "{} (the capture has no probe.json)",
+                crate::probe::error_line(&e)
+            );
+            None
+        }
+    }
 }

@@ -9,11 +9,14 @@ pub mod doctor;
 pub mod explain;
 pub mod fingerprint;
 pub mod history;
+pub mod install_files;
+pub mod issue_report;
 pub mod kb_cmd;
 pub mod machine;
 pub mod plan;
 pub mod probe;
 pub mod report;
+pub mod schemas;
 pub mod search;
 pub mod style;
 
@@ -42,6 +45,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Describe this machine's NVIDIA stack (driver, NVML, CUDA, libraries, PyTorch), each fact with its source.
     Fingerprint(fingerprint::FingerprintArgs),
+    /// A Markdown report for a GitHub issue: summary, the doctor's verdict, the fingerprint; private values redacted.
+    Report(issue_report::ReportArgs),
     /// Record what a fingerprint observes into a directory, to replay it elsewhere with --replay.
     Capture(capture::CaptureArgs),
     /// Run small CUDA kernels on the GPU: which code images load, and bandwidth/FLOP/s against what the model should reach.
@@ -56,6 +61,44 @@ pub enum Command {
     History(history::HistoryArgs),
     /// What changed between two captures, fingerprint files or snapshots (@ID), in stack terms.
     Diff(diff::DiffArgs),
+    /// Print the JSON Schema of a JSON output (fingerprint, capture, doctor, search, probe, kb-list, kb-show).
+    Schema(schemas::SchemaArgs),
+    /// Write the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(install_files::CompletionsArgs),
+    /// Write the gpukb(1) man page (roff) on stdout.
+    Man(install_files::ManArgs),
+}
+
+/// The argument parser, with the long `--version` (the knowledge base's
+/// entry count and as-of date) when `long_version` is true: that opens the
+/// KB, so `main` asks for it only when `--version` is on the command line.
+pub fn command_with(long_version: bool) -> clap::Command {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    if long_version {
+        // Built once per process, when --version is asked for.
+        let line: &'static str = Box::leak(version_line().into_boxed_str());
+        cmd.long_version(line)
+    } else {
+        cmd
+    }
+}
+
+/// The argument parser (as clap_complete and clap_mangen see it).
+pub fn command() -> clap::Command {
+    command_with(false)
+}
+
+/// `0.1.0 (knowledge base: 186 entries, as of 2026-12-01)`.
+pub fn version_line() -> String {
+    let entries = gpukb_kb::Kb::open()
+        .and_then(|kb| kb.len())
+        .map_or_else(|e| format!("unreadable: {e}"), |n| n.to_string());
+    format!(
+        "{} (knowledge base: {entries} entries, as of {})",
+        env!("CARGO_PKG_VERSION"),
+        gpukb_kb::as_of()
+    )
 }
 
 /// Runs gpukb with `args`, writing results to `out`.
@@ -65,6 +108,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Explain(a) => explain::run(a, out),
         Command::Doctor(a) => doctor::run(a, out),
         Command::Fingerprint(a) => fingerprint::run(a, out),
+        Command::Report(a) => issue_report::run(a, out),
         Command::Capture(a) => capture::run(a, out),
         Command::Probe(a) => probe::run(a, out),
         Command::Plan(a) => plan::run(a, out),
@@ -72,5 +116,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Agent(a) => agent::run(a, out),
         Command::History(a) => history::run(a, out),
         Command::Diff(a) => diff::run(a, out),
+        Command::Schema(a) => schemas::run(a, out),
+        Command::Completions(a) => install_files::completions(a, out),
+        Command::Man(a) => install_files::man(a, out),
     }
 }

@@ -1,7 +1,7 @@
 //! The `gpukb` binary: parses arguments, runs, and turns errors into a
 //! one-line message and exit status 2.
 
-use clap::Parser;
+use clap::FromArgMatches;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -70,7 +70,12 @@ fn main() -> ExitCode {
         eprintln!("gpukb: error: standard output is closed (nothing could be written)");
         return ExitCode::from(2);
     }
-    let cli = gpukb_cli::Cli::parse();
+    let long_version = std::env::args_os().any(|a| a == "--version");
+    let matches = gpukb_cli::command_with(long_version).get_matches();
+    let cli = match gpukb_cli::Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     gpukb_cli::style::set_choice(cli.color);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(StopOnBrokenPipe {

@@ -50,7 +50,7 @@ impl SearchArgs {
 }
 
 /// Whose machine facts search used, and whether it applied them.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct FactsUse {
     /// `this_machine`, `capture`, `fingerprint_file`, `root` or `none`.
     pub from: &'static str,
@@ -286,18 +286,58 @@ pub fn read_window(r: &mut dyn Read) -> std::io::Result<Vec<u8>> {
     Ok(w.finish())
 }
 
+/// What `gpukb search --json` prints (schema: `gpukb schema search`).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct SearchOutput {
+    /// 1 for this layout; fields may be added within a version, never renamed or removed.
+    pub schema_version: u32,
+    /// The normalized query, at most 4,000 characters.
+    pub query: String,
+    /// What was recognised in the paste.
+    pub signals: gpukb_kb::Signals,
+    /// Whose machine facts were used, and whether they took part in the ranking.
+    pub facts: FactsUse,
+    /// The machine whose facts took part (`null`: none); the same as `facts` says, kept
+    /// for readers of the first layout.
+    pub machine_facts_from: Option<String>,
+    /// The ranked diagnoses, best first; confidence never increases down the list.
+    pub results: Vec<Hit>,
+    /// Candidates the machine's facts rule out (not counted by `--limit`).
+    pub ruled_out: Vec<Hit>,
+    /// The command that tells the top candidates apart, when they differ in cause.
+    pub distinguish: Option<gpukb_kb::Distinguish>,
+    /// Checks the candidates need that these facts could not decide.
+    pub undecided_checks: Vec<UndecidedCheck>,
+}
+
+/// A check the facts could not decide, and why.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct UndecidedCheck {
+    /// The doctor check.
+    pub check: String,
+    /// Why it stays undecided.
+    pub why: String,
+}
+
 fn write_json(out: &mut dyn Write, q: &Query, r: &Ranking, facts: &FactsUse) -> anyhow::Result<()> {
-    let query: String = q.normalized.chars().take(4000).collect();
-    let v = serde_json::json!({
-        "schema_version": 1,
-        "query": query,
-        "signals": q.signals,
-        "facts": facts,
-        "results": r.results,
-        "ruled_out": r.ruled_out,
-        "distinguish": r.distinguish,
-        "undecided_checks": r.undecided.iter().map(|(c, why)| serde_json::json!({"check": c, "why": why})).collect::<Vec<_>>(),
-    });
+    let v = SearchOutput {
+        schema_version: 1,
+        query: q.normalized.chars().take(4000).collect(),
+        signals: q.signals.clone(),
+        facts: facts.clone(),
+        machine_facts_from: facts.applied.then(|| facts.describe()),
+        results: r.results.clone(),
+        ruled_out: r.ruled_out.clone(),
+        distinguish: r.distinguish.clone(),
+        undecided_checks: r
+            .undecided
+            .iter()
+            .map(|(check, why)| UndecidedCheck {
+                check: check.clone(),
+                why: why.clone(),
+            })
+            .collect(),
+    };
     serde_json::to_writer_pretty(&mut *out, &v)?;
     writeln!(out)?;
     Ok(())

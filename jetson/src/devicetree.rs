@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Jetson SoCs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Soc {
     /// Tegra K1 (Jetson TK1).
@@ -100,7 +100,7 @@ impl Soc {
 }
 
 /// What the `compatible` list says.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Compatible {
     /// All entries, in order.
     pub entries: Vec<String>,

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::version::{cmp_dotted, L4tVersion};
 
 /// One stanza of a dpkg status (or `apt-cache show`) file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DpkgPackage {
     /// `Package:`.
     pub name: String,
@@ -138,7 +138,7 @@ pub fn jetpack_from_meta_version(version: &str) -> Option<String> {
 }
 
 /// A component version found in dpkg, with the package that said so.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PackageVersion {
     /// Upstream version (`12.6.68`, `8.6.0.166`, `10.3.0.30`).
     pub version: String,
@@ -149,7 +149,7 @@ pub struct PackageVersion {
 }
 
 /// What the dpkg database says about the Jetson stack.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DpkgStack {
     /// `nvidia-l4t-core` version → L4T.
     pub l4t_core: Option<(L4tVersion, String)>,

@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Everything that can go wrong while parsing Jetson files.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum JetsonError {
     /// The input was empty (or only whitespace / NUL bytes).
     #[error("{what}: empty input")]

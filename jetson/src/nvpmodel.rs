@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One `< POWER_MODEL ID=.. NAME=.. >` block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PowerModeDef {
     /// Mode id (what `nvpmodel -m` takes).
     pub id: u32,
@@ -19,7 +19,7 @@ pub struct PowerModeDef {
 }
 
 /// What an nvpmodel configuration declares.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvpModelConf {
     /// Modes in file order.
     pub modes: Vec<PowerModeDef>,
@@ -82,7 +82,7 @@ pub fn parse_nvpmodel_conf(text: &str) -> NvpModelConf {
 }
 
 /// `/var/lib/nvpmodel/status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvpModelStatus {
     /// Active power mode id.
     pub pmode: u32,

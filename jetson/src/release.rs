@@ -16,7 +16,7 @@ use crate::error::{clip, JetsonError};
 use crate::version::L4tVersion;
 
 /// Everything in an `nv_tegra_release` file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TegraRelease {
     /// R-major and REVISION combined.
     pub l4t: L4tVersion,

@@ -50,7 +50,7 @@ pub trait JetsonFiles {
 }
 
 /// Where a fact came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FactSource {
     /// `/etc/nv_tegra_release`.
@@ -88,7 +88,7 @@ pub enum FactSource {
 }
 
 /// A value with the source it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sourced<T> {
     /// The value.
     pub value: T,
@@ -109,7 +109,7 @@ impl<T> Sourced<T> {
 }
 
 /// The module on the carrier board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModuleInfo {
     /// Normalised part number (`p3767-0005`).
     pub part_number: String,
@@ -130,7 +130,7 @@ pub struct ModuleInfo {
 }
 
 /// The L4T release and how sure we are of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct L4tInfo {
     /// The release.
     pub version: L4tVersion,
@@ -145,7 +145,7 @@ pub struct L4tInfo {
 }
 
 /// The JetPack release.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JetpackInfo {
     /// `6.2.1`, `7.2`, or `7.x` when only the major is known.
     pub version: String,
@@ -163,7 +163,7 @@ pub struct JetpackInfo {
 }
 
 /// Power mode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PowerModeInfo {
     /// Active mode id.
     pub id: Option<u32>,
@@ -182,7 +182,7 @@ pub struct PowerModeInfo {
 }
 
 /// GPU clocks and load.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GpuInfo {
     /// devfreq directory that was read (`/sys/class/devfreq/17000000.gpu`).
     pub devfreq_path: String,
@@ -195,7 +195,7 @@ pub struct GpuInfo {
 }
 
 /// CPU and GPU clock pinning.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClocksInfo {
     /// `jetson_clocks` state.
     pub state: JetsonClocksState,
@@ -206,7 +206,7 @@ pub struct ClocksInfo {
 }
 
 /// One source's value in a disagreement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourceValue {
     /// Which source.
     pub source: FactSource,
@@ -217,7 +217,7 @@ pub struct SourceValue {
 }
 
 /// Two or more sources say different things about one fact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Disagreement {
     /// `l4t`, `jetpack`, `cuda`, `cudnn`, `tensorrt`, `ubuntu`, `soc`,
     /// `module`, `board`, `power_mode`.
@@ -232,7 +232,7 @@ pub struct Disagreement {
 }
 
 /// Everything gpukb knows about a Jetson.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JetsonReport {
     /// Device-tree `model` (marketing text).
     pub model: Option<String>,

@@ -52,7 +52,9 @@ pub fn looks_like_gpu(name: &str) -> bool {
 }
 
 /// Min/max/current of one clock domain.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct ClockRange {
     /// Lower limit.
     pub min: Option<u64>,
@@ -70,7 +72,7 @@ impl ClockRange {
 }
 
 /// `jetson_clocks` state as far as sysfs shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JetsonClocksState {
     /// GPU and every readable CPU have min == max: `jetson_clocks` is on (or

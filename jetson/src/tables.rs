@@ -20,7 +20,7 @@ const JETPACK_CSV: &str = include_str!("../data/jetpack.csv");
 const MODULES_CSV: &str = include_str!("../data/modules.csv");
 
 /// One row of `jetpack.csv`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JetpackRow {
     /// L4T release.
     pub l4t: L4tVersion,
@@ -43,7 +43,7 @@ pub struct JetpackRow {
 }
 
 /// One row of `modules.csv`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModuleRow {
     /// `p3767-0005`.
     pub part_number: String,
@@ -124,7 +124,7 @@ pub fn lookup_module(part_number: &str) -> Option<&'static ModuleRow> {
 }
 
 /// The answer of [`lookup_l4t`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum L4tLookup {
     /// The release is in the table.

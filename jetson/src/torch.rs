@@ -15,7 +15,7 @@ use crate::report::JetsonReport;
 use crate::version::major_minor;
 
 /// How well torch fits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TorchStatus {
     /// Fits.
@@ -29,7 +29,7 @@ pub enum TorchStatus {
 }
 
 /// Where the torch build comes from, judged by its version string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TorchBuild {
     /// NVIDIA's Jetson wheel (`+nv23.05`, `.nv24.08`).
@@ -44,7 +44,7 @@ pub enum TorchBuild {
 }
 
 /// The verdict of [`check_torch_wheel`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TorchVerdict {
     /// Overall.
     pub status: TorchStatus,

@@ -90,6 +90,15 @@ impl Serialize for L4tVersion {
     }
 }
 
+impl schemars::JsonSchema for L4tVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "L4tVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "description": "An L4T release, `36.4.3`" })
+    }
+}
+
 impl<'de> Deserialize<'de> for L4tVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;

@@ -39,6 +39,21 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_index.rs"));
 }
 
+/// The date the dated fact tables this knowledge base judges with were last
+/// checked against their sources: the later of the driver rules'
+/// (`gpukb_facts::compat::DRIVER_TABLE_AS_OF`) and the torch build table's
+/// (`gpukb_facts::select::TORCH_BUILDS_AS_OF`). ISO 8601 (`YYYY-MM-DD`).
+pub fn as_of() -> &'static str {
+    let a = gpukb_facts::compat::DRIVER_TABLE_AS_OF;
+    let b = gpukb_facts::select::TORCH_BUILDS_AS_OF;
+    // ISO dates compare as strings.
+    if a >= b {
+        a
+    } else {
+        b
+    }
+}
+
 /// Tantivy fields of the embedded index.
 #[derive(Clone, Copy)]
 pub(crate) struct Fields {
@@ -56,7 +71,7 @@ pub struct Kb {
 }
 
 /// A short listing row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EntrySummary {
     /// Entry id.
     pub id: String,

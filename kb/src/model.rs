@@ -72,7 +72,7 @@ pub fn frameworks_in(text: &str) -> Vec<&'static str> {
 }
 
 /// One curated diagnosis, as written in `kb/entries/<id>.toml`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     /// Kebab-case id, equal to the file stem.
@@ -112,7 +112,7 @@ pub struct Entry {
 }
 
 /// A claim of the entry that is doubtful, why, and the source that says so.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Doubt {
     /// The claim in doubt, as the entry makes it.
@@ -124,7 +124,7 @@ pub struct Doubt {
 }
 
 /// A literal substring (case-insensitive) or a regex of real error text.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Signature {
     /// Case-insensitive substring.
@@ -153,7 +153,7 @@ impl Signature {
 }
 
 /// A command that confirms the diagnosis and what to look for in its output.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Confirm {
     /// The command to run.
@@ -168,7 +168,7 @@ pub struct Confirm {
 }
 
 /// One possible answer of a confirm command and what it means.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Answer {
     /// What the command shows (`the versions differ`, `no nvidia module`).
@@ -182,7 +182,7 @@ pub struct Answer {
 }
 
 /// A fix for one platform.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fix {
     /// One of [`PLATFORMS`].
@@ -198,7 +198,7 @@ pub struct Fix {
 }
 
 /// A predicate over machine facts (see `rules.rs`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {
     /// The predicate name.
@@ -206,7 +206,7 @@ pub struct Condition {
 }
 
 /// A cited source.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     /// http(s) URL.

@@ -24,7 +24,7 @@ const SMALL_TEXT: usize = 64 * 1024;
 const MAX_TERMS: usize = 1200;
 
 /// An analysed paste.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Query {
     /// The normalised text (capped).
     pub normalized: String,
@@ -35,7 +35,7 @@ pub struct Query {
 }
 
 /// A rule verdict on a hit.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RuleVerdict {
     /// Predicate name.
     pub predicate: String,
@@ -46,7 +46,7 @@ pub struct RuleVerdict {
 }
 
 /// One ranked diagnosis.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// Entry id (curated) or generated code id (`cuda-209`, `xid-79`).
     pub id: String,
@@ -341,7 +341,7 @@ fn short(s: &str, n: usize) -> String {
 }
 
 /// What the machine's Diagnosis says about one candidate.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct MachineVerdict {
     /// `confirmed`, `ruled_out` or `unknown`.
     pub outcome: String,
@@ -355,7 +355,7 @@ pub struct MachineVerdict {
 }
 
 /// One answer of a distinguishing command.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct DistinguishAnswer {
     /// What the command shows.
     #[serde(rename = "if")]
@@ -365,7 +365,7 @@ pub struct DistinguishAnswer {
 }
 
 /// The one command whose answer decides between the top candidates.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Distinguish {
     /// The candidates it decides between (entry ids, the first result first).
     pub between: Vec<String>,

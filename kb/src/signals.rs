@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::tokenize;
 
 /// Signals found in a paste.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Signals {
     /// Symbolic code names, e.g. `CUDA_ERROR_NO_BINARY_FOR_GPU`, `ncclSystemError`.
     pub code_names: Vec<String>,

@@ -36,7 +36,7 @@ pub const CUDA_ERROR_NO_BINARY_FOR_GPU: u32 = 209;
 pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: u32 = 222;
 
 /// What the driver does with a set of images on one device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Runs compatible machine code as is.
@@ -50,7 +50,7 @@ pub enum Outcome {
 }
 
 /// A decision about one fatbin (or image list) on one device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub outcome: Outcome,
     /// The image the driver would use (`sm_90`, `compute_80`), if any.
@@ -316,7 +316,7 @@ pub fn image_from_target(target: &str, version: (u16, u16)) -> Option<FatbinImag
 }
 
 /// The CUDA driver (`libcuda`) side of a CUDA version check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DriverCompat {
     /// The driver natively supports this CUDA version or a later one.

@@ -15,7 +15,7 @@ use std::fmt;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Where a fact came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// A file's contents.
@@ -65,7 +65,7 @@ impl Source {
 /// source was there but could not be read, `Unobservable` means this mode
 /// cannot see it at all (`--root` has no NVML, `--quick` skips `cuInit`, an
 /// older capture lacks the source).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Observed<T> {
     Found { value: T, source: Source },
@@ -161,7 +161,7 @@ impl<T> Observed<T> {
 }
 
 /// Everything gpukb knows about one machine's NVIDIA stack.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub schema: u32,
     pub host: HostFacts,
@@ -176,6 +176,7 @@ pub struct Fingerprint {
     pub env: Vec<EnvVar>,
     /// PCI devices (NVIDIA ones in full; others by vendor only).
     #[serde(default = "not_in_older_schema")]
+    #[schemars(default = "not_in_older_schema::<Vec<PciDevice>>")]
     pub pci: Observed<Vec<PciDevice>>,
 }
 
@@ -189,7 +190,7 @@ fn not_in_older_schema<T>() -> Observed<T> {
 }
 
 /// One PCI function from `/sys/bus/pci/devices`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PciDevice {
     /// `0000:00:06.0`.
     pub address: String,
@@ -217,7 +218,7 @@ impl PciDevice {
 }
 
 /// The operating system around the driver.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostFacts {
     pub os: Observed<String>,
     pub kernel: Observed<String>,
@@ -234,7 +235,7 @@ pub struct HostFacts {
 }
 
 /// The NVIDIA kernel driver.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DriverFacts {
     /// The kernel module's version (ordered fallbacks: sysfs, procfs, NVML, nvidia-smi).
     pub version: Observed<DriverVersion>,
@@ -251,11 +252,12 @@ pub struct DriverFacts {
     /// NVIDIA kernel modules installed for each kernel under `/lib/modules`
     /// (from each kernel's `modules.dep`).
     #[serde(default = "not_in_older_schema")]
+    #[schemars(default = "not_in_older_schema::<Vec<InstalledModules>>")]
     pub installed_modules: Observed<Vec<InstalledModules>>,
 }
 
 /// The NVIDIA-related modules one installed kernel has.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstalledModules {
     /// Kernel release (`6.8.0-90-generic`).
     pub kernel: String,
@@ -268,14 +270,14 @@ pub struct InstalledModules {
 }
 
 /// Whether one kernel module is loaded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModuleState {
     pub name: String,
     pub loaded: bool,
 }
 
 /// What NVML reports.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmlFacts {
     pub driver_version: DriverVersion,
     /// Highest CUDA version the driver supports, e.g. `13.0`.
@@ -285,7 +287,7 @@ pub struct NvmlFacts {
 
 /// One GPU as NVML sees it. `None` fields were not supported or failed
 /// (listed in `unavailable`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmlGpu {
     pub index: u32,
     pub name: String,
@@ -317,7 +319,7 @@ pub struct NvmlGpu {
 }
 
 /// Row remapping state (A100/H100 and later).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RemappedRows {
     pub correctable: u32,
     pub uncorrectable: u32,
@@ -326,7 +328,7 @@ pub struct RemappedRows {
 }
 
 /// What the CUDA driver API reports.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CudaFacts {
     /// `cuDriverGetVersion`, e.g. `13.0`.
     pub driver_version: CudaVersion,
@@ -337,7 +339,7 @@ pub struct CudaFacts {
 }
 
 /// One device as the CUDA driver API sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CudaDevice {
     pub ordinal: u32,
     pub name: String,
@@ -352,7 +354,7 @@ pub struct CudaDevice {
 }
 
 /// A CUDA library file found on the machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LibraryFile {
     /// `libcudart`, `libcudnn`, `libcublasLt`…
     pub family: String,
@@ -367,7 +369,7 @@ pub struct LibraryFile {
 }
 
 /// A CUDA toolkit installed under `/usr/local/cuda*` or `/opt`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Toolkit {
     pub path: String,
     pub version: Observed<String>,
@@ -375,7 +377,7 @@ pub struct Toolkit {
 }
 
 /// Every CUDA library found, toolkits, and conflicting copies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LibraryFacts {
     pub files: Vec<LibraryFile>,
     pub toolkits: Vec<Toolkit>,
@@ -386,7 +388,7 @@ pub struct LibraryFacts {
 }
 
 /// One Python environment (its site-packages directory).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PythonEnv {
     pub site_packages: String,
     /// `venv`, `conda`, `system`, `user`.
@@ -405,7 +407,7 @@ pub struct PythonEnv {
 
 /// A CUDA extension library of a Python package (flash-attn's
 /// `flash_attn_2_cuda*.so`, `xformers/_C.so`, `vllm/_C.abi3.so`…).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CudaExtension {
     /// The distribution (`flash-attn`).
     pub package: String,
@@ -417,14 +419,14 @@ pub struct CudaExtension {
 }
 
 /// An installed Python distribution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Package {
     pub name: String,
     pub version: String,
 }
 
 /// A PyTorch install, read without importing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TorchInstall {
     pub version: String,
     /// CUDA version the build targets (`None`: CPU or ROCm build).
@@ -440,7 +442,7 @@ pub struct TorchInstall {
 }
 
 /// Where one `NEEDED` library of torch resolves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResolvedLibrary {
     pub soname: String,
     /// `None`: the loader would not find it.
@@ -451,7 +453,7 @@ pub struct ResolvedLibrary {
 }
 
 /// A set environment variable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EnvVar {
     pub name: String,
     pub value: String,

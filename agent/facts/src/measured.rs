@@ -11,7 +11,7 @@ use crate::version::ComputeCapability;
 use serde::{Deserialize, Serialize};
 
 /// The probe's evidence for one machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbeEvidence {
     /// Where it came from (`gpukb probe` live, or a capture's `probe.json`).
     pub source: Source,
@@ -19,7 +19,7 @@ pub struct ProbeEvidence {
 }
 
 /// One probed device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbedGpu {
     pub ordinal: usize,
     pub name: String,
@@ -38,7 +38,7 @@ pub struct ProbedGpu {
 }
 
 /// A framework library judged on a device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbedFramework {
     pub name: String,
     pub path: String,

@@ -7,7 +7,19 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What an image in a fatbin holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ImageKind {
     /// Machine code (a cubin) for one SM architecture.
@@ -19,7 +31,19 @@ pub enum ImageKind {
 }
 
 /// Plain, arch-specific (`sm_90a`) or family-specific (`sm_100f`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ArchVariant {
     Plain,
@@ -28,7 +52,19 @@ pub enum ArchVariant {
 }
 
 /// One image header from a fatbin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct FatbinImage {
     pub kind: ImageKind,
     /// SM number: 90 for sm_90, 100 for sm_100.
@@ -56,7 +92,7 @@ impl FatbinImage {
 }
 
 /// One distinct target in a fatbin and how many images carry it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FatbinTarget {
     #[serde(flatten)]
     pub image: FatbinImage,
@@ -64,7 +100,7 @@ pub struct FatbinTarget {
 }
 
 /// The GPU code inside one ELF file, summarised.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FatbinSummary {
     /// SASS targets, e.g. `sm_80`, `sm_90a`, sorted by arch.
     pub sass: Vec<String>,

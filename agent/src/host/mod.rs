@@ -25,7 +25,7 @@ mod env;
 mod paths;
 mod runner;
 
-pub use capture::{Journal, Recorded, CAPTURE_FORMAT};
+pub use capture::{now_utc, utc_rfc3339, CaptureData, Journal, Recorded, CAPTURE_FORMAT};
 pub use env::{EnvRegistry, ENV_PREFIXES, ENV_VARS};
 pub use runner::CommandOutput;
 
@@ -41,7 +41,9 @@ use std::time::Duration;
 pub const MAX_READ_BYTES: u64 = 16 << 20;
 
 /// Why an observation failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error, schemars::JsonSchema,
+)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HostError {
     /// A file or directory exists but could not be read.
@@ -82,7 +84,7 @@ pub enum Mode {
 }
 
 /// What kind of thing a path is (after following symlinks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
     File,
@@ -92,7 +94,7 @@ pub enum EntryKind {
 }
 
 /// One directory entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DirEntry {
     pub name: String,
     pub kind: EntryKind,
@@ -420,13 +422,23 @@ impl Host {
 
     /// Writes everything this recording host observed as a capture directory.
     pub fn write_capture(&self, dir: &Path) -> Result<(), HostError> {
+        self.capture()?.write(dir)
+    }
+
+    /// Everything this recording host observed, as a capture in memory.
+    pub fn capture(&self) -> Result<CaptureData, HostError> {
         let Some(rec) = &self.recorder else {
             return Err(HostError::NotObserved {
                 what: "a capture (the host was not recording)".into(),
             });
         };
         let rec = rec.lock().unwrap_or_else(|p| p.into_inner());
-        rec.write(dir, &self.env)
+        Ok(rec.to_capture(&self.env))
+    }
+
+    /// The journal of a replayed capture (when and by which gpukb it was taken).
+    pub fn journal(&self) -> Option<&Journal> {
+        self.replay.as_ref()
     }
 
     fn record(&self, f: impl FnOnce(&mut capture::Recorder)) {

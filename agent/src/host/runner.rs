@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 const MAX_OUTPUT: u64 = 8 << 20;
 
 /// What a finished command printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandOutput {
     /// The program as found on `PATH`.
     pub program: String,

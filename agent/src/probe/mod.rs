@@ -33,7 +33,9 @@ pub use verdict::{Outcome, Verdict};
 pub const PROBE_REPORT_VERSION: u32 = 1;
 
 /// Why the probe could not run at all.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error, schemars::JsonSchema,
+)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProbeError {
     /// No loadable libcuda (`libcuda.so.1`): no NVIDIA driver, or not on the library path.
@@ -106,7 +108,7 @@ pub struct ProbeOptions {
 }
 
 /// One library with GPU code, as the fingerprint found it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameworkInput {
     /// e.g. `torch 2.11.0+cu130 (libtorch_cuda.so)`.
     pub name: String,
@@ -117,7 +119,7 @@ pub struct FrameworkInput {
 }
 
 /// The whole probe's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbeReport {
     /// [`PROBE_REPORT_VERSION`].
     pub version: u32,
@@ -140,7 +142,7 @@ pub struct ProbeReport {
 }
 
 /// Everything measured on one device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GpuProbe {
     pub ordinal: usize,
     pub name: String,
@@ -174,7 +176,7 @@ pub struct GpuProbe {
 }
 
 /// One row of the module-load matrix.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModuleLoad {
     /// e.g. `gpukb_probe.sm_90.cubin`.
     pub image: String,
@@ -211,7 +213,7 @@ impl ModuleLoad {
 }
 
 /// One verified kernel run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SmokeTest {
     /// The image the kernels came from.
     pub image: String,
@@ -223,7 +225,7 @@ pub struct SmokeTest {
 }
 
 /// A framework verdict on one device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameworkVerdict {
     pub name: String,
     pub path: String,
@@ -233,7 +235,7 @@ pub struct FrameworkVerdict {
 }
 
 /// A measured rate beside what it should be.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Throughput {
     /// Stable key, e.g. `copy_kernel`, `gemm_bf16`.
     pub name: String,
@@ -257,7 +259,7 @@ pub struct Throughput {
 }
 
 /// A reference figure and where it comes from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reference {
     pub value: f64,
     pub source: String,
@@ -305,7 +307,7 @@ impl Throughput {
 }
 
 /// The PCIe link as NVML reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PcieLink {
     /// Read right after the host↔device transfers (a link may idle at Gen1).
     pub current_gen: Option<u32>,
@@ -317,7 +319,7 @@ pub struct PcieLink {
 }
 
 /// Peer-to-peer between two devices.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct P2pResult {
     pub from: usize,
     pub to: usize,
@@ -329,7 +331,7 @@ pub struct P2pResult {
 }
 
 /// How long one stage took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Timing {
     pub stage: String,
     pub ms: f64,

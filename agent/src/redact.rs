@@ -1,0 +1,722 @@
+//! Redaction: replaces the private values of a machine (hostnames, machine
+//! and boot ids, container and cloud instance ids, Kubernetes pod and node
+//! names, user names and the paths under their homes, GPU UUIDs and serials,
+//! Jetson serials and ECIDs, MAC and IP addresses, secret-looking env values,
+//! credentials in URLs) by stable tokens of the same shape and byte length.
+//!
+//! Pure: [`Learner`] is shown texts, files, env variables and JSON and learns
+//! which values are private; [`Redaction`] then rewrites bytes, text, JSON and
+//! whole captures. A token is derived from a truncated SHA-256 of the value
+//! (no salt), so two reports from one machine compare, and a capture rewritten
+//! consistently (paths, journal keys, file contents, same length inside binary
+//! files such as `ld.so.cache`) replays to the same diagnosis. This is
+//! pseudonymisation, not anonymity: a guessable value (a hostname from a short
+//! list) can be confirmed by hashing the guess.
+
+use crate::host::{CaptureData, Journal, Recorded};
+use regex::bytes::Regex;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// What kind of private value a token stands for (its tag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// A hostname, pod or node name.
+    Host,
+    /// A user name (the first component under `/home`, `$USER`).
+    User,
+    /// A path component under a home directory.
+    Path,
+    /// An id or serial (machine id, boot id, instance id, serial number).
+    Id,
+    /// An IP address.
+    Ip,
+    /// A secret (token, key, password, URL credentials).
+    Secret,
+}
+
+impl Kind {
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::Host => "host",
+            Kind::User => "user",
+            Kind::Path => "path",
+            Kind::Id => "id",
+            Kind::Ip => "ip",
+            Kind::Secret => "secret",
+        }
+    }
+}
+
+/// Hex digits derived from `value`, as many as asked for.
+fn hash_hex(kind: Kind, value: &[u8], n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n + 64);
+    let mut h: [u8; 32] = Sha256::new()
+        .chain_update(kind.tag().as_bytes())
+        .chain_update(b":")
+        .chain_update(value)
+        .finalize()
+        .into();
+    while out.len() < n {
+        for b in h {
+            out.push(b"0123456789abcdef"[(b >> 4) as usize]);
+            out.push(b"0123456789abcdef"[(b & 15) as usize]);
+        }
+        h = Sha256::digest(h).into();
+    }
+    out.truncate(n);
+    out
+}
+
+/// Whether `v` is made of hex digits and the separators of UUIDs and MACs
+/// (with at least 8 hex digits), optionally after a `GPU-`/`MIG-`/`i-` prefix.
+fn hex_shaped(v: &[u8]) -> bool {
+    let body = ["GPU-", "MIG-", "i-"]
+        .iter()
+        .find_map(|p| v.strip_prefix(p.as_bytes()))
+        .unwrap_or(v);
+    body.iter().filter(|c| c.is_ascii_hexdigit()).count() >= 8
+        && body
+            .iter()
+            .all(|c| c.is_ascii_hexdigit() || *c == b'-' || *c == b':')
+}
+
+/// The token standing for `value`: the same byte length; hex-shaped values
+/// keep their separators, prefix and case (`GPU-` + hex), other values become
+/// `<tag-hex>` (or hex alone when too short for a tag).
+pub fn token(kind: Kind, value: &[u8]) -> Vec<u8> {
+    let n = value.len();
+    if hex_shaped(value) {
+        let prefix = ["GPU-", "MIG-", "i-"]
+            .iter()
+            .find(|p| value.starts_with(p.as_bytes()))
+            .map_or(0, |p| p.len());
+        let hex = hash_hex(kind, value, n);
+        return value
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                if i < prefix || !c.is_ascii_hexdigit() {
+                    c
+                } else if c.is_ascii_uppercase() {
+                    hex[i].to_ascii_uppercase()
+                } else {
+                    hex[i]
+                }
+            })
+            .collect();
+    }
+    if n < 4 {
+        return hash_hex(kind, value, n);
+    }
+    let tag = kind.tag();
+    // "<" tag "-" hex ">" with at least 2 hex digits; shorter: "<" hex ">".
+    let room = n.saturating_sub(5);
+    let mut out = Vec::with_capacity(n);
+    out.push(b'<');
+    if room >= 1 {
+        let t = &tag.as_bytes()[..tag.len().min(room)];
+        out.extend_from_slice(t);
+        out.push(b'-');
+        out.extend(hash_hex(kind, value, n - t.len() - 3));
+    } else {
+        out.extend(hash_hex(kind, value, n - 2));
+    }
+    out.push(b'>');
+    out
+}
+
+/// Host and user names that are distribution or image defaults, not private,
+/// and would clobber facts (`ID=ubuntu` in os-release, `/root`) if replaced
+/// everywhere. Paths under `/home/ubuntu` are still rewritten.
+const GENERIC_NAMES: &[&str] = &[
+    "root",
+    "admin",
+    "user",
+    "ec2-user",
+    "localhost",
+    "localhost.localdomain",
+    "ubuntu",
+    "debian",
+    "fedora",
+    "centos",
+    "rhel",
+    "rocky",
+    "almalinux",
+    "linux",
+    "nvidia",
+    "tegra",
+    "jetson",
+    "none",
+    "(none)",
+];
+
+/// UUIDs that name a standard, not a machine (the EFI global variable GUID
+/// in `/sys/firmware/efi/efivars/SecureBoot-…`, read by the system collector).
+const PUBLIC_UUIDS: &[&str] = &["8be4df61-93ca-11d2-aa0d-e98c0130e1e1"];
+
+/// Path components under a home directory that gpukb's collectors look for
+/// (or that name a layout, not a person): kept, so a redacted capture is
+/// still searched the same way.
+const KEEP_COMPONENTS: &[&str] = &[
+    ".cache",
+    "pypoetry",
+    "virtualenvs",
+    ".virtualenvs",
+    ".conda",
+    "conda",
+    "envs",
+    "pkgs",
+    "conda-meta",
+    ".local",
+    "share",
+    "pipx",
+    "venvs",
+    ".pyenv",
+    "versions",
+    "anaconda3",
+    "mambaforge",
+    "miniconda3",
+    "miniforge3",
+    "micromamba",
+    "lib",
+    "lib64",
+    "bin",
+    "include",
+    "site-packages",
+    "dist-packages",
+    ".venv",
+    "venv",
+    "env",
+    "pyvenv.cfg",
+    "python",
+    "python3",
+];
+
+fn keep_component(c: &[u8]) -> bool {
+    let Ok(c) = std::str::from_utf8(c) else {
+        return false;
+    };
+    KEEP_COMPONENTS.contains(&c)
+        || (c.starts_with("python3.")
+            && c["python3.".len()..]
+                .trim_end_matches('t')
+                .bytes()
+                .all(|b| b.is_ascii_digit()))
+        || (c.starts_with("lib") && c.contains(".so"))
+}
+
+/// Files whose whole (trimmed) contents are a private value.
+fn private_file(path: &str) -> Option<Kind> {
+    const HOST: &[&str] = &[
+        "/etc/hostname",
+        "/proc/sys/kernel/hostname",
+        "/etc/mailname",
+    ];
+    const ID: &[&str] = &[
+        "/etc/machine-id",
+        "/var/lib/dbus/machine-id",
+        "/proc/sys/kernel/random/boot_id",
+        "/proc/device-tree/serial-number",
+        "/sys/firmware/devicetree/base/serial-number",
+    ];
+    const DMI: &[&str] = &[
+        "product_uuid",
+        "product_serial",
+        "board_serial",
+        "chassis_serial",
+        "board_asset_tag",
+        "chassis_asset_tag",
+    ];
+    if HOST.contains(&path) {
+        return Some(Kind::Host);
+    }
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let dmi = (path.starts_with("/sys/class/dmi/id/")
+        || path.starts_with("/sys/devices/virtual/dmi/id/"))
+        && DMI.contains(&file);
+    let tegra = file == "ecid" || file.contains("chip_uid") || file == "serial-number";
+    (ID.contains(&path) || dmi || tegra).then_some(Kind::Id)
+}
+
+/// What an environment variable's value is, when it is private.
+fn private_env(name: &str) -> Option<Kind> {
+    let n = name.to_ascii_uppercase();
+    if matches!(n.as_str(), "USER" | "LOGNAME" | "USERNAME" | "SUDO_USER") {
+        return Some(Kind::User);
+    }
+    if n == "HOSTNAME" || n.ends_with("POD_NAME") || n.ends_with("NODE_NAME") || n == "HOST" {
+        return Some(Kind::Host);
+    }
+    if n.ends_with("_TOKEN")
+        || n.ends_with("_KEY")
+        || n.ends_with("_SECRET")
+        || n.contains("PASSWORD")
+        || n.contains("PASSWD")
+        || n == "TOKEN"
+    {
+        return Some(Kind::Secret);
+    }
+    None
+}
+
+/// Keys of JSON objects whose string values are private.
+fn private_key(key: &str) -> Option<Kind> {
+    match key {
+        "uuid" | "serial" | "serial_number" | "board_serial" | "ecid" | "machine_id"
+        | "boot_id" | "instance_id" => Some(Kind::Id),
+        "hostname" | "node_name" | "pod_name" => Some(Kind::Host),
+        _ => None,
+    }
+}
+
+struct Patterns {
+    /// GPU/MIG UUIDs, UUIDs, 64-hex container ids, MACs, AWS instance ids.
+    hex: Regex,
+    /// `scheme://user:password@`: the credentials (group 1).
+    url_credentials: Regex,
+    /// `Serial Number : X` lines (nvidia-smi -q, lshw, dmidecode).
+    serial_line: Regex,
+    /// IPv4 addresses, only looked for in env values that hold addresses.
+    ipv4: Regex,
+    /// A path under `/home/USER` or `/root`, component by component.
+    home_path: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let r = |s: &str| Regex::new(s).unwrap_or_else(|e| panic!("redaction pattern {s}: {e}"));
+        Patterns {
+            hex: r(r"(?i)(?:\b(?:GPU|MIG)-)?\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}|(?:[0-9a-f]{2}:){5}[0-9a-f]{2}|i-[0-9a-f]{8}(?:[0-9a-f]{9})?)\b"),
+            url_credentials: r(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@\x22']+:[^/\s@\x22']+)@"),
+            serial_line: r(r"(?m)(?:Serial Number|Board Serial|Serial)\s*:\s*([A-Za-z0-9][A-Za-z0-9-]{3,})"),
+            ipv4: r(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"),
+            home_path: r(r#"(?:/home|/root)(?:/[^/\x00-\x20"'<>:;,=\\|*?]+)+"#),
+        }
+    })
+}
+
+/// Collects the private values of one machine.
+#[derive(Debug, Default, Clone)]
+pub struct Learner {
+    values: BTreeMap<Vec<u8>, Kind>,
+}
+
+impl Learner {
+    /// A learner that knows nothing yet.
+    pub fn new() -> Learner {
+        Learner::default()
+    }
+
+    fn add(&mut self, kind: Kind, v: &[u8]) {
+        let v = v.trim_ascii();
+        if v.len() < 3 || v.contains(&0) {
+            return;
+        }
+        if matches!(kind, Kind::Host | Kind::User) {
+            if let Ok(s) = std::str::from_utf8(v) {
+                if GENERIC_NAMES.contains(&s.to_ascii_lowercase().as_str()) {
+                    return;
+                }
+            }
+        }
+        if kind == Kind::Host {
+            if let Ok(s) = std::str::from_utf8(v) {
+                // The short name of an FQDN is private too.
+                if let Some((short, _)) = s.split_once('.') {
+                    if short.len() >= 3 && !GENERIC_NAMES.contains(&short) {
+                        self.values.insert(short.as_bytes().to_vec(), kind);
+                    }
+                }
+            }
+        }
+        if PUBLIC_UUIDS
+            .iter()
+            .any(|u| v.eq_ignore_ascii_case(u.as_bytes()))
+        {
+            return;
+        }
+        self.values.entry(v.to_vec()).or_insert(kind);
+    }
+
+    /// Learns the values the patterns recognise anywhere (UUIDs, container
+    /// ids, MACs, instance ids, URL credentials, serial-number lines).
+    pub fn text(&mut self, bytes: &[u8]) {
+        let p = patterns();
+        for m in p.hex.find_iter(bytes) {
+            self.add(Kind::Id, m.as_bytes());
+        }
+        for c in p.url_credentials.captures_iter(bytes) {
+            if let Some(m) = c.get(1) {
+                self.add(Kind::Secret, m.as_bytes());
+            }
+        }
+        for c in p.serial_line.captures_iter(bytes) {
+            if let Some(m) = c.get(1) {
+                if !m.as_bytes().eq_ignore_ascii_case(b"N/A") {
+                    self.add(Kind::Id, m.as_bytes());
+                }
+            }
+        }
+    }
+
+    /// Learns from a file read at `path` on the machine.
+    pub fn file(&mut self, path: &str, bytes: &[u8]) {
+        if let Some(kind) = private_file(path) {
+            let v = bytes.split(|b| *b == b'\n').next().unwrap_or(bytes);
+            let v: Vec<u8> = v.iter().copied().filter(|b| *b != 0).collect();
+            self.add(kind, &v);
+        }
+        self.text(path.as_bytes());
+        self.text(bytes);
+    }
+
+    /// Learns from one environment variable.
+    pub fn env(&mut self, name: &str, value: &str) {
+        let n = name.to_ascii_uppercase();
+        if matches!(
+            n.as_str(),
+            "SSH_CONNECTION" | "SSH_CLIENT" | "KUBERNETES_SERVICE_HOST" | "KUBERNETES_PORT"
+        ) || n.ends_with("_ADDR")
+            || n.ends_with("_IP")
+        {
+            for m in patterns().ipv4.find_iter(value.as_bytes()) {
+                self.add(Kind::Ip, m.as_bytes());
+            }
+        }
+        if let Some(kind) = private_env(name) {
+            self.add(kind, value.as_bytes());
+        }
+        if n == "HOME" {
+            if let Some(user) = value.strip_prefix("/home/") {
+                self.add(Kind::User, user.split('/').next().unwrap_or("").as_bytes());
+            }
+        }
+        self.text(value.as_bytes());
+    }
+
+    /// Learns from a JSON document (keys such as `uuid` and `serial`, and
+    /// every string, as text).
+    pub fn json(&mut self, v: &serde_json::Value) {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => self.text(s.as_bytes()),
+            Value::Array(a) => a.iter().for_each(|x| self.json(x)),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    self.text(k.as_bytes());
+                    if let (Some(kind), Value::String(s)) = (private_key(k), x) {
+                        self.add(kind, s.as_bytes());
+                    }
+                    self.json(x);
+                }
+                // `{"name": "HF_TOKEN", "value": "..."}` (the fingerprint's env list).
+                if let (Some(Value::String(n)), Some(Value::String(val))) =
+                    (o.get("name"), o.get("value"))
+                {
+                    self.env(n, val);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Learns from a whole capture: env, files, and the journal's answers.
+    pub fn capture(&mut self, c: &CaptureData) {
+        for (k, v) in &c.journal.env {
+            self.env(k, v);
+        }
+        for (path, bytes) in &c.files {
+            self.file(path, bytes);
+        }
+        if let Ok(v) = serde_json::to_value(&c.journal) {
+            self.json(&v);
+        }
+    }
+
+    /// How many private values are known.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The rewriter for what was learnt.
+    pub fn finish(self) -> Redaction {
+        let mut needles = Vec::new();
+        let mut tokens = Vec::new();
+        for (v, kind) in &self.values {
+            needles.push(v.clone());
+            tokens.push(token(*kind, v));
+        }
+        let matcher = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(&needles)
+            .ok();
+        Redaction {
+            matcher,
+            needles,
+            tokens,
+        }
+    }
+}
+
+/// Rewrites bytes, text, JSON and captures, replacing every learnt value and
+/// every path component under a home directory by its token.
+#[derive(Debug, Clone)]
+pub struct Redaction {
+    matcher: Option<aho_corasick::AhoCorasick>,
+    needles: Vec<Vec<u8>>,
+    tokens: Vec<Vec<u8>>,
+}
+
+fn word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+/// A byte that can be part of a path (the home-path pattern's component class, and `/`).
+fn path_byte(b: u8) -> bool {
+    b > 0x20 && !b"\"'<>:;,=\\|*?".contains(&b)
+}
+
+impl Redaction {
+    /// How many private values this redaction replaces (besides home paths).
+    pub fn len(&self) -> usize {
+        self.needles.len()
+    }
+
+    /// Whether it knows no private value (home paths are still rewritten).
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// Rewrites `b`; the result has the same length.
+    pub fn bytes(&self, b: &[u8]) -> Vec<u8> {
+        // Paths under homes first (a learnt user name inside them would stop
+        // the path pattern at its token), then the learnt values.
+        let mut paths = b.to_vec();
+        for m in patterns().home_path.find_iter(b) {
+            // Only a path that starts there (not `/srv/home/x`).
+            if m.start() > 0 && path_byte(b[m.start() - 1]) {
+                continue;
+            }
+            let rewritten = home_path(m.as_bytes());
+            paths[m.start()..m.end()].copy_from_slice(&rewritten);
+        }
+        let mut out = paths.clone();
+        if let Some(m) = &self.matcher {
+            for hit in m.find_iter(&paths) {
+                let (s, e) = (hit.start(), hit.end());
+                let bounded = (s == 0 || !word_byte(paths[s - 1]))
+                    && (e == paths.len() || !word_byte(paths[e]));
+                if bounded {
+                    out[s..e].copy_from_slice(&self.tokens[hit.pattern().as_usize()]);
+                }
+            }
+        }
+        debug_assert_eq!(out.len(), b.len());
+        out
+    }
+
+    /// Rewrites a string (the same byte length).
+    pub fn text(&self, s: &str) -> String {
+        match String::from_utf8(self.bytes(s.as_bytes())) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }
+    }
+
+    /// Rewrites every key and string of a JSON document.
+    pub fn json(&self, v: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => Value::String(self.text(s)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.json(x)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (self.text(k), self.json(x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// Rewrites a whole capture consistently: file paths and contents, the
+    /// journal's keys and values, and the names in directory listings.
+    pub fn capture(&self, c: &CaptureData) -> Result<CaptureData, serde_json::Error> {
+        let mut journal = c.journal.clone();
+        // A listing names entries relative to its directory: redact them as paths.
+        for (dir, rec) in journal.lists.iter_mut() {
+            if let Recorded::Ok(entries) = rec {
+                for e in entries.iter_mut() {
+                    let full = format!("{}/{}", dir.trim_end_matches('/'), e.name);
+                    let red = self.text(&full);
+                    if let Some(name) = red.rsplit('/').next() {
+                        e.name = name.to_string();
+                    }
+                }
+            }
+        }
+        let journal: Journal = serde_json::from_value(self.json(&serde_json::to_value(&journal)?))?;
+        let files = c
+            .files
+            .iter()
+            .map(|(p, b)| (self.text(p), self.bytes(b)))
+            .collect();
+        let mut journal = journal;
+        journal.redacted = Some(format!(
+            "{} private values and the paths under home directories, by gpukb {}",
+            self.len(),
+            env!("CARGO_PKG_VERSION")
+        ));
+        Ok(CaptureData { journal, files })
+    }
+}
+
+/// `/home/alice/proj/.venv/lib/python3.12/site-packages/x` with every
+/// component under the home replaced (the user by a user token), except the
+/// layout names gpukb looks for and everything inside site-packages.
+fn home_path(p: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(p.len());
+    let mut parts = p.split(|b| *b == b'/');
+    parts.next(); // "" before the leading '/'
+    let Some(top) = parts.next() else {
+        return p.to_vec();
+    };
+    out.push(b'/');
+    out.extend_from_slice(top);
+    let mut first = top == b"home";
+    let mut inside_packages = false;
+    for c in parts {
+        out.push(b'/');
+        if first {
+            out.extend(token(Kind::User, c));
+            first = false;
+        } else if inside_packages || keep_component(c) || c == b"." || c == b".." {
+            out.extend_from_slice(c);
+        } else {
+            out.extend(token(Kind::Path, c));
+        }
+        if c == b"site-packages" || c == b"dist-packages" {
+            inside_packages = true;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_keep_length_and_shape_and_are_stable() {
+        let uuid = b"GPU-e3344502-c9fc-0416-7091-4a6968e9d3e8";
+        let t = token(Kind::Id, uuid);
+        assert_eq!(t.len(), uuid.len());
+        assert!(t.starts_with(b"GPU-") && t != uuid.to_vec());
+        assert_eq!(t[12], b'-');
+        assert_eq!(t, token(Kind::Id, uuid));
+        let host = b"dgx-node-07.corp.example.com";
+        let t = String::from_utf8(token(Kind::Host, host)).unwrap();
+        assert_eq!(t.len(), host.len());
+        assert!(t.starts_with("<host-") && t.ends_with('>'), "{t}");
+        for n in 1..12 {
+            let v = vec![b'x'; n];
+            assert_eq!(token(Kind::User, &v).len(), n);
+        }
+        assert_ne!(token(Kind::User, b"alice"), token(Kind::User, b"alicf"));
+    }
+
+    #[test]
+    fn home_paths_keep_the_layout_gpukb_searches() {
+        let r = Learner::new().finish();
+        let p =
+            "/home/alice/work/llm/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
+        let red = r.text(p);
+        assert_eq!(red.len(), p.len());
+        assert!(
+            !red.contains("alice") && !red.contains("/work/") && !red.contains("/llm/"),
+            "{red}"
+        );
+        assert!(
+            red.contains("/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"),
+            "{red}"
+        );
+        assert!(red.starts_with("/home/<"), "{red}");
+        // Stable: the same path twice, the same result; inside PATH lists too.
+        assert_eq!(r.text(&format!("{p}:{p}")), format!("{red}:{red}"));
+        // Already redacted text is left as it is.
+        assert_eq!(r.text(&red), red);
+        // Not a home: untouched.
+        assert_eq!(r.text("/usr/local/cuda/lib64"), "/usr/local/cuda/lib64");
+    }
+
+    #[test]
+    fn learnt_values_are_replaced_at_word_boundaries_only() {
+        let mut l = Learner::new();
+        l.file("/etc/hostname", b"gpu-box-7\n");
+        l.env("HF_TOKEN", "hf_abcdefghijklmnop");
+        l.env("SSH_CONNECTION", "203.0.113.9 50022 10.1.2.3 22");
+        l.env(
+            "PIP_INDEX_URL",
+            "https://bob:s3cretpass@pypi.corp.example/simple",
+        );
+        l.text(b"0::/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+        l.file(
+            "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0130e1e1",
+            b"",
+        );
+        let r = l.finish();
+        let s = "gpu-box-7 gpu-box-70 hf_abcdefghijklmnop 203.0.113.9 bob:s3cretpass@ /docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0130e1e1 ID=ubuntu cuDNN 9.1.0.70";
+        let red = r.text(s);
+        assert_eq!(red.len(), s.len());
+        for private in [
+            "gpu-box-7 ",
+            "hf_abcdef",
+            "203.0.113.9",
+            "s3cretpass",
+            "0123456789abcdef0123",
+        ] {
+            assert!(!red.contains(private), "{private} in {red}");
+        }
+        // A longer word containing the hostname, the EFI GUID and versions stay.
+        for public in [
+            "gpu-box-70",
+            "8be4df61-93ca-11d2-aa0d-e98c0130e1e1",
+            "ID=ubuntu",
+            "9.1.0.70",
+        ] {
+            assert!(red.contains(public), "{public} lost: {red}");
+        }
+        // The container id is still 64 hex digits (container detection reads its shape).
+        let id = red
+            .split("/docker/")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        assert!(
+            id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+    }
+
+    #[test]
+    fn binary_contents_keep_their_length() {
+        let mut l = Learner::new();
+        l.env("HOME", "/home/carol");
+        let r = l.finish();
+        let mut cache = b"ld.so-1.7.0\0\0\0\x01\0\0\0".to_vec();
+        cache.extend_from_slice(b"libfoo.so.1\0/home/carol/opt/lib/libfoo.so.1\0\xff\xfe");
+        let red = r.bytes(&cache);
+        assert_eq!(red.len(), cache.len());
+        assert!(!red.windows(5).any(|w| w == b"carol"));
+        assert!(red.ends_with(b"/lib/libfoo.so.1\0\xff\xfe"));
+    }
+}
