@@ -38,13 +38,13 @@ const CDI: &str = "Error: setting up CDI devices: unresolvable CDI devices nvidi
 #[test]
 fn same_as_counts_a_declared_equivalent_and_strict_does_not() {
     let dir = tempfile::tempdir().unwrap();
-    // Our entry for this text has category container_cdi_spec_missing; the eval label
-    // cdi_spec_unresolvable is listed in that category's same_as.
+    // Our entry for this text has category cdi_spec_unresolvable, which the category
+    // container_cdi_spec_missing lists in its same_as.
     let file = write_cases(
         dir.path(),
         &[
-            serde_json::json!({"id": "a", "error": CDI, "root_cause": "cdi_spec_unresolvable"}),
-            serde_json::json!({"id": "b", "error": CDI, "root_cause": "container_cdi_spec_missing"}),
+            serde_json::json!({"id": "a", "error": CDI, "root_cause": "container_cdi_spec_missing"}),
+            serde_json::json!({"id": "b", "error": CDI, "root_cause": "cdi_spec_unresolvable"}),
             serde_json::json!({"id": "c", "error": CDI, "root_cause": "oom"}),
         ],
     );
@@ -59,7 +59,7 @@ fn same_as_counts_a_declared_equivalent_and_strict_does_not() {
     assert_eq!(k["n"], 3);
     assert_eq!(k["top1"], 1, "{v}");
     assert_eq!(k["top1_same_as"], 2, "{v}");
-    let per = &v["report"]["per_category"]["cdi_spec_unresolvable"];
+    let per = &v["report"]["per_category"]["container_cdi_spec_missing"];
     assert_eq!(
         (per["top1"].as_u64(), per["top1_same_as"].as_u64()),
         (Some(0), Some(1))
@@ -77,7 +77,7 @@ fn text_report_prints_strict_and_same_as_side_by_side_with_misses_by_category() 
     let dir = tempfile::tempdir().unwrap();
     let file = write_cases(
         dir.path(),
-        &[serde_json::json!({"id": "a", "error": CDI, "root_cause": "cdi_spec_unresolvable"})],
+        &[serde_json::json!({"id": "a", "error": CDI, "root_cause": "container_cdi_spec_missing"})],
     );
     let out = gpukb().args(["kb", "eval"]).arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -86,7 +86,7 @@ fn text_report_prints_strict_and_same_as_side_by_side_with_misses_by_category() 
     assert!(text.contains("same_as   top-1 100.0%"), "{text}");
     assert!(text.contains("misses (strict top-1 category wrong), by expected category:"));
     assert!(
-        text.contains("  cdi_spec_unresolvable\n    a (same_as top-1)"),
+        text.contains("  container_cdi_spec_missing\n    a (same_as top-1)"),
         "{text}"
     );
 }

@@ -17,8 +17,9 @@ fn labels_must_be_our_categories_or_named_by_a_same_as() {
     let kb = Kb::open().unwrap();
     // ours
     kb.check_labels(&[case("oom")]).unwrap();
-    // only named by container_cdi_spec_missing's same_as
-    kb.check_labels(&[case("cdi_spec_unresolvable")]).unwrap();
+    // named by missing_runtime_lib's same_as (whether or not it is also a category)
+    kb.check_labels(&[case("pkg_manager_dropped_cuda_deps")])
+        .unwrap();
     let err = kb
         .check_labels(&[case("oom"), case("not_a_cause")])
         .unwrap_err()
