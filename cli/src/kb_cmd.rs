@@ -326,6 +326,7 @@ struct EvalPaste {
 
 /// The pastes of `dir/*.jsonl`, and the primary-source text of `dir/../research/data/*.csv`
 /// (empty when that folder is absent).
+#[allow(clippy::disallowed_methods)] // lists the eval folder the user named, not machine state
 fn read_eval_dir(
     dir: &std::path::Path,
 ) -> anyhow::Result<(Vec<gpukb_kb::memorised::Paste>, String)> {

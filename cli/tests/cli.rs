@@ -351,3 +351,72 @@ fn a_closed_stdout_is_an_error_and_probe_errors_are_one_line() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn kb_lint_eval_fails_on_a_planted_copy_and_passes_clean_pastes() {
+    let example = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../kb/examples/vllm-kv-cache-budget-too-small/1.txt"),
+    )
+    .unwrap();
+    // The KB strips the `# source:` line; quote 90 characters of the error text.
+    let body: String = example
+        .lines()
+        .filter(|l| !l.starts_with("# source:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let planted: String = body.chars().skip(20).take(90).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let case = |id: &str, error: &str| {
+        serde_json::json!({"id": id, "source": format!("https://example.org/{id}"),
+            "error": error, "root_cause": "oom"})
+        .to_string()
+    };
+    std::fs::write(
+        dir.path().join("planted.jsonl"),
+        case("planted-1", &planted),
+    )
+    .unwrap();
+    let out = gpukb()
+        .args(["kb", "lint", "--eval"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("kb/examples/vllm-kv-cache-budget-too-small/1.txt")
+            && text.contains("planted-1"),
+        "{text}"
+    );
+
+    std::fs::write(
+        dir.path().join("planted.jsonl"),
+        case(
+            "clean-1",
+            "zzq unrelated words that no knowledge-base example contains",
+        ),
+    )
+    .unwrap();
+    let out = gpukb()
+        .args(["kb", "lint", "--eval"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = gpukb()
+        .args(["kb", "lint", "--eval"])
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -147,8 +147,10 @@ fn windows(s: &str) -> Vec<(usize, usize)> {
 fn path_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"(?:~|\.\.?)?(?:/[\w.+@%=-]+){2,}/?|[A-Za-z]:\\[\w.+@%=-]+(?:\\[\w.+@%=-]+)+\\?"#)
-            .expect("path regex")
+        Regex::new(
+            r#"(?:~|\.\.?)?(?:/[\w.+@%=-]+){2,}/?|[A-Za-z]:\\[\w.+@%=-]+(?:\\[\w.+@%=-]+)+\\?"#,
+        )
+        .expect("path regex")
     })
 }
 
@@ -265,7 +267,10 @@ fn mask(text: &str, messages: &AhoCorasick, fill: char) -> String {
     let mut last = 0;
     for m in messages.find_iter(text) {
         out.push_str(&text[last..m.start()]);
-        out.extend(std::iter::repeat_n(fill, text[m.start()..m.end()].chars().count()));
+        out.extend(std::iter::repeat_n(
+            fill,
+            text[m.start()..m.end()].chars().count(),
+        ));
         last = m.end();
     }
     out.push_str(&text[last..]);
@@ -413,8 +418,17 @@ mod tests {
         for (i, l) in lines.enumerate() {
             let cols: Vec<&str> = l.split('\t').collect();
             assert_eq!(cols.len(), 3, "row {}: {l}", i + 2);
-            assert!(cols[0].chars().count() >= 16, "row {}: message too short", i + 2);
-            assert!(cols[2].starts_with("https://"), "row {}: {}", i + 2, cols[2]);
+            assert!(
+                cols[0].chars().count() >= 16,
+                "row {}: message too short",
+                i + 2
+            );
+            assert!(
+                cols[2].starts_with("https://"),
+                "row {}: {}",
+                i + 2,
+                cols[2]
+            );
         }
     }
 
@@ -422,8 +436,14 @@ mod tests {
     fn a_product_message_is_not_a_copy_but_its_context_is() {
         let msg = "this is a product message of more than sixty characters, quoted from its source";
         let kb_text = kb;
-        let kb = kb_text(&format!("my own words before it. {msg} and my own words after it"));
-        let p = [paste("p", "s", &format!("the user's own context line. {msg} their other text"))];
+        let kb = kb_text(&format!(
+            "my own words before it. {msg} and my own words after it"
+        ));
+        let p = [paste(
+            "p",
+            "s",
+            &format!("the user's own context line. {msg} their other text"),
+        )];
         assert!(find_copies(&kb, &p, "", &[msg.to_string()]).is_empty());
         assert_eq!(find_copies(&kb, &p, "", &[]).len(), 1);
         let copied = "the user's own context line, copied with the message into the kb";
