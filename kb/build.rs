@@ -176,10 +176,31 @@ fn regex_prefilter(pattern: &str) -> Option<String> {
             _ => None,
         }
     }
-    let p = pattern.strip_prefix("(?i)").unwrap_or(pattern);
-    let hir = regex_syntax::ParserBuilder::new().build().parse(p).ok()?;
+    // Search matches prefilter literals against the lower-cased text, so a leading
+    // case-insensitive flag is dropped here: under it every letter is a class, not a literal.
+    let p = without_leading_case_flag(pattern);
+    let hir = regex_syntax::ParserBuilder::new().build().parse(&p).ok()?;
     let set = req(&hir)?;
     (quality(&set) >= 3).then(|| set.join("\x1f"))
+}
+
+/// `pattern` without the `i` of a leading flag group: `(?is)x` → `(?s)x`, `(?i)x` → `x`.
+fn without_leading_case_flag(pattern: &str) -> String {
+    if let Some(rest) = pattern.strip_prefix("(?") {
+        if let Some(end) = rest.find(')') {
+            let flags = &rest[..end];
+            if flags.contains('i') && flags.chars().all(|c| c.is_ascii_alphabetic()) {
+                let kept: String = flags.chars().filter(|c| *c != 'i').collect();
+                let tail = &rest[end + 1..];
+                return if kept.is_empty() {
+                    tail.to_string()
+                } else {
+                    format!("(?{kept}){tail}")
+                };
+            }
+        }
+    }
+    pattern.to_string()
 }
 
 /// The names of a `same_as` field: comma-separated snake_case categories, none empty.
@@ -421,6 +442,19 @@ fn run() -> Result<(), BoxErr> {
             }
         };
         let problems = model::check_entry(&stem, &entry, &examples);
+        for (i, s) in entry.signatures.iter().enumerate() {
+            if let (None, Some(r)) = (&s.literal, &s.regex) {
+                if regex_prefilter(r).is_none() {
+                    issues.push((
+                        rel.clone(),
+                        format!(
+                            "signature #{}: the regex has no literal of 3+ characters that every match contains, so every search would compile and run it (make one word required)",
+                            i + 1
+                        ),
+                    ));
+                }
+            }
+        }
         // Structural problems fail the build; coverage problems are lint-only.
         let (hard, soft): (Vec<model::Problem>, Vec<model::Problem>) =
             problems.into_iter().partition(|p| p.hard);
