@@ -159,6 +159,7 @@ fn a_hung_nvidia_smi_is_reported_as_a_timeout() {
             "PATH".to_string(),
             bin.display().to_string(),
         )])),
+        elf_cache: None,
     });
     let start = Instant::now();
     let fp = fingerprint(Arc::new(host), &Settings::default());
