@@ -59,12 +59,13 @@ for a in "${arches[@]}"; do
   [ -f "$deb" ] || fail "cargo deb wrote no package ($deb)"
   say "$deb"
   dpkg-deb --info "$deb"
-  dpkg-deb --contents "$deb"
+  contents=$(dpkg-deb --contents "$deb")
+  echo "$contents"
   dpkg-deb --field "$deb" Architecture | grep -qx "$a" || fail "$deb: Architecture is not $a"
   dpkg-deb --field "$deb" Depends | grep -qx 'libc6 (>= 2.27)' || fail "$deb: Depends is not libc6 (>= 2.27)"
   for f in ./usr/bin/gpukb ./usr/share/man/man1/gpukb.1.gz ./usr/share/bash-completion/completions/gpukb \
            ./usr/share/zsh/vendor-completions/_gpukb ./usr/share/fish/vendor_completions.d/gpukb.fish; do
-    dpkg-deb --contents "$deb" | grep -q " $f\$" || fail "$deb lacks $f"
+    grep -q " $f\$" <<<"$contents" || fail "$deb lacks $f"
   done
   x=$(mktemp -d); trap 'rm -rf "$x"' EXIT
   dpkg-deb -x "$deb" "$x"
