@@ -40,10 +40,14 @@ done
 
 # The man page and completions, from a binary that runs here (they do not
 # depend on the architecture).
-host_bin=$TARGET_DIR/x86_64-unknown-linux-gnu/release/gpukb
-[ -x "$host_bin" ] || host_bin=$(command -v gpukb || true)
-if [ ! -x "$host_bin" ] || [ "$(uname -m)" != x86_64 ]; then
-  cargo build -q --release -p gpukb; host_bin=$TARGET_DIR/release/gpukb
+host_bin=
+if [ "$(uname -m)" = x86_64 ]; then
+  for b in "$TARGET_DIR/x86_64-unknown-linux-gnu/release/gpukb" "$TARGET_DIR/release/gpukb" "$TARGET_DIR/debug/gpukb"; do
+    [ -x "$b" ] && { host_bin=$b; break; }
+  done
+fi
+if [ -z "$host_bin" ]; then
+  cargo build -q -p gpukb; host_bin=$TARGET_DIR/debug/gpukb
 fi
 mkdir -p "$GEN"
 "$host_bin" man | gzip -9n > "$GEN/gpukb.1.gz"
