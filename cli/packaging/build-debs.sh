@@ -40,10 +40,14 @@ done
 
 # The man page and completions, from a binary that runs here (they do not
 # depend on the architecture).
-host_bin=$TARGET_DIR/x86_64-unknown-linux-gnu/release/gpukb
-[ -x "$host_bin" ] || host_bin=$(command -v gpukb || true)
-if [ ! -x "$host_bin" ] || [ "$(uname -m)" != x86_64 ]; then
-  cargo build -q --release -p gpukb; host_bin=$TARGET_DIR/release/gpukb
+host_bin=
+if [ "$(uname -m)" = x86_64 ]; then
+  for b in "$TARGET_DIR/x86_64-unknown-linux-gnu/release/gpukb" "$TARGET_DIR/release/gpukb" "$TARGET_DIR/debug/gpukb"; do
+    [ -x "$b" ] && { host_bin=$b; break; }
+  done
+fi
+if [ -z "$host_bin" ]; then
+  cargo build -q -p gpukb; host_bin=$TARGET_DIR/debug/gpukb
 fi
 mkdir -p "$GEN"
 "$host_bin" man | gzip -9n > "$GEN/gpukb.1.gz"
@@ -59,12 +63,13 @@ for a in "${arches[@]}"; do
   [ -f "$deb" ] || fail "cargo deb wrote no package ($deb)"
   say "$deb"
   dpkg-deb --info "$deb"
-  dpkg-deb --contents "$deb"
+  contents=$(dpkg-deb --contents "$deb")
+  echo "$contents"
   dpkg-deb --field "$deb" Architecture | grep -qx "$a" || fail "$deb: Architecture is not $a"
   dpkg-deb --field "$deb" Depends | grep -qx 'libc6 (>= 2.27)' || fail "$deb: Depends is not libc6 (>= 2.27)"
   for f in ./usr/bin/gpukb ./usr/share/man/man1/gpukb.1.gz ./usr/share/bash-completion/completions/gpukb \
            ./usr/share/zsh/vendor-completions/_gpukb ./usr/share/fish/vendor_completions.d/gpukb.fish; do
-    dpkg-deb --contents "$deb" | grep -q " $f\$" || fail "$deb lacks $f"
+    grep -q " $f\$" <<<"$contents" || fail "$deb lacks $f"
   done
   x=$(mktemp -d); trap 'rm -rf "$x"' EXIT
   dpkg-deb -x "$deb" "$x"
