@@ -67,7 +67,7 @@ pub struct PlanArgs {
     /// Print JSON (schema_version 1).
     #[arg(long)]
     pub json: bool,
-    /// Load the recommended build's kernel images on this machine's GPU (needs one).
+    /// On this machine's GPU, load the probe image matching what the recommended build would run (its SASS arch or PTX) and report the CUresult; exit 1 if it fails.
     #[arg(long)]
     pub verify: bool,
     /// Seconds a command such as nvidia-smi may run before it is reported as hung.
@@ -82,27 +82,120 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     let machines = machines(args)?;
     let plan = plan::plan(&machines, &spec);
-    if args.verify {
-        verify(&machines)?;
-    }
+    let verified = if args.verify {
+        Some(verify(&machines, &plan)?)
+    } else {
+        None
+    };
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &plan)?;
+        let mut v = serde_json::to_value(&plan)?;
+        if let (Some(rows), Some(o)) = (&verified, v.as_object_mut()) {
+            o.insert("verify".into(), serde_json::to_value(rows)?);
+        }
+        serde_json::to_writer_pretty(&mut *out, &v)?;
         writeln!(out)?;
     } else {
         render(&plan, args.all, &Style::detect(), out)?;
+        if let Some(rows) = &verified {
+            writeln!(out, "\nverify (probe images loaded on this GPU):")?;
+            for r in rows {
+                writeln!(out, "  {}", r.text)?;
+            }
+        }
     }
-    Ok(ExitCode::from(plan.exit_code()))
+    let failed = verified
+        .iter()
+        .flatten()
+        .any(|r| r.code.is_some_and(|c| c != 0));
+    Ok(ExitCode::from(if failed { 1 } else { plan.exit_code() }))
 }
 
-/// `--verify`: loading the build's images needs a GPU this machine can drive.
-fn verify(machines: &[MachineFacts]) -> anyhow::Result<()> {
+/// One image `--verify` loaded on a GPU.
+#[derive(Debug, serde::Serialize)]
+pub struct VerifyRow {
+    pub gpu: usize,
+    pub name: String,
+    /// The image the build would run there (`sm_90`, `compute_120`).
+    pub build_image: Option<String>,
+    /// The probe image loaded in its place (`gpukb_probe.sm_90.cubin`).
+    pub probe_image: Option<String>,
+    pub code: Option<u32>,
+    pub code_name: Option<String>,
+    pub predicted: Option<u32>,
+    pub text: String,
+}
+
+/// `--verify`: loads, on each GPU, the `gpukb-kernels` image matching what
+/// the recommended build would run there (its SASS arch, or PTX at a
+/// compatible ISA) and reports the `CUresult`, so a 209 or 222 shows up
+/// before anything is installed. Needs this machine's GPU.
+fn verify(machines: &[MachineFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRow>> {
     let live = machines.len() == 1 && machines[0].label == "this machine";
     anyhow::ensure!(live, "--verify loads kernel images on a GPU: it needs this machine, not a capture or a described one");
     anyhow::ensure!(
         !machines[0].gpus.is_empty() && matches!(machines[0].driver, DriverFact::Known { .. }),
         "--verify needs a GPU with a working NVIDIA driver, and this machine has none"
     );
-    anyhow::bail!("--verify is not available in this gpukb yet: run `gpukb probe` to load the probe kernels on this GPU")
+    let r =
+        plan.torch.recommended.as_ref().ok_or_else(|| {
+            anyhow::anyhow!("--verify: no build is recommended, nothing to verify")
+        })?;
+    let opts = crate::probe::ProbeArgs {
+        quick: true,
+        ..Default::default()
+    };
+    let report = crate::probe::measure(&opts, None)
+        .map_err(|e| anyhow::anyhow!("--verify: {}", crate::probe::error_line(&e)))?;
+    let build = gpukb_facts::builds::torch_wheels().iter().find(|w| {
+        w.release.text == r.version
+            && w.variant == r.variant
+            && Some(w.arch.as_str()) == machines[0].arch.map(Arch::as_str)
+    });
+    let images = build.and_then(|b| b.images());
+    let mut rows = Vec::new();
+    for g in &report.gpus {
+        let decided = images
+            .as_ref()
+            .map(|im| gpukb_facts::compat::decide(g.cc, report.driver_cuda_version, im));
+        let want = decided.as_ref().and_then(|v| v.image.clone());
+        let pick = want.as_deref().and_then(|t| {
+            let base = t.trim_end_matches(['a', 'f']);
+            g.module_loads.iter().find(|m| {
+                m.target == base
+                    && (m.kind == "cubin"
+                        || m.ptx_isa
+                            .is_some_and(|i| i <= report.driver_max_ptx_isa || m.code != 0))
+            })
+        });
+        rows.push(VerifyRow {
+            gpu: g.ordinal,
+            name: g.name.clone(),
+            build_image: want.clone(),
+            probe_image: pick.map(|m| m.image.clone()),
+            code: pick.map(|m| m.code),
+            code_name: pick.map(|m| m.code_name.clone()),
+            predicted: pick.map(|m| m.predicted),
+            text: match (pick, &want) {
+                (Some(m), Some(t)) if m.code == 0 => {
+                    format!("{}: {t} loads (CUDA_SUCCESS, {:.1} ms)", g.name, m.ms)
+                }
+                (Some(m), Some(t)) => format!(
+                    "{}: {t} fails to load: {} ({})",
+                    g.name, m.code, m.code_name
+                ),
+                (None, Some(t)) => format!(
+                    "{}: gpukb carries no probe image for {t}: not verified",
+                    g.name
+                ),
+                (_, None) => format!(
+                    "{}: the build has no image for this GPU: {}",
+                    g.name,
+                    decided.map_or("targets not verified".into(), |v| v.reason)
+                ),
+            },
+        });
+    }
+    Ok(rows)
 }
 
 fn support_table(

@@ -1264,6 +1264,14 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
             )),
         }
     }
+    if let [m] = machines {
+        let prefix = format!("{}: ", m.label);
+        for r in &mut reasons {
+            if let Some(t) = r.text.strip_prefix(&prefix) {
+                r.text = t.to_string();
+            }
+        }
+    }
     ContainerVerdict {
         image: c.image.clone(),
         cuda: c.cuda.to_string(),
@@ -1519,5 +1527,68 @@ pub fn targets_text(t: &Targets) -> String {
         Targets::Known(v) if v.is_empty() => "none".into(),
         Targets::Known(v) => v.join(" "),
         Targets::Unknown => "not verified".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(s: &str) -> Release {
+        Release::parse(s).unwrap()
+    }
+
+    #[test]
+    fn torch_specs_parse_and_match() {
+        let s = TorchSpec::parse("2.5.1+cu124").unwrap();
+        assert!(s.matches(&r("2.5.1"), "cu124"));
+        assert!(!s.matches(&r("2.5.1"), "cu121"));
+        assert!(!s.matches(&r("2.5.0"), "cu124"));
+        let s = TorchSpec::parse(">=2.4,<2.6").unwrap();
+        assert!(s.matches(&r("2.4.0"), "cpu") && s.matches(&r("2.5.1"), "cu124"));
+        assert!(!s.matches(&r("2.6.0"), "cu124") && !s.matches(&r("2.3.1"), "cu121"));
+        let s = TorchSpec::parse("2.5").unwrap();
+        assert!(s.matches(&r("2.5.0"), "cpu") && s.matches(&r("2.5.1"), "cpu"));
+        assert!(
+            !s.matches(&r("2.10.0"), "cpu"),
+            "2.5 is not a string prefix of 2.10"
+        );
+        assert!(TorchSpec::parse("").unwrap().matches(&r("1.8.0"), "cu102"));
+        assert!(TorchSpec::parse("two").is_err());
+        assert!(TorchSpec::parse(">=2.4+cu124").is_err());
+        assert!(TorchSpec::parse("2.5.1+cu1;24").is_err());
+    }
+
+    #[test]
+    fn a_described_h200_on_r580_gets_the_newest_build() {
+        // H200 = CC 9.0 (NVIDIA compute-capability page); 2.15.0+cu132 wheel read:
+        // sm_75…sm_120; R580 runs 13.x under minor-version compatibility (RN Table 2).
+        let m = MachineFacts {
+            label: "described".into(),
+            gpus: vec![GpuFact {
+                name: "H200".into(),
+                cc: ComputeCapability::new(9, 0),
+                class: GpuClass::Datacenter,
+                in_table: true,
+                source: "test".into(),
+            }],
+            gpus_unknown: None,
+            driver: DriverFact::Known {
+                version: "580.95.05".parse().unwrap(),
+                note: None,
+            },
+            driver_cuda: None,
+            arch: Some(Arch::X86_64),
+            python: Some((3, 12)),
+            jetson: None,
+        };
+        let p = plan(&[m], &TorchSpec::default());
+        let rec = p.torch.recommended.as_ref().unwrap();
+        assert_eq!(
+            (rec.version.as_str(), rec.variant.as_str(), rec.via),
+            ("2.15.0", "cu132", Via::Sass)
+        );
+        assert_eq!(p.machine.driver_cuda.as_deref(), Some("13.0"));
+        assert_eq!(p.exit_code(), 0);
     }
 }
