@@ -106,8 +106,8 @@ pub fn fingerprint(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprin
     Ok(gpukb_agent::fingerprint(host, &deadlines(args)))
 }
 
-/// Fingerprints without calling `cuInit` (a quarter of a second per GPU): the cheap facts
-/// search uses when it looks at this machine by default.
+/// Fingerprints without the CUDA driver API (no `cuInit`, a quarter of a second per GPU, and
+/// no libcuda load): the cheap facts search uses when it looks at this machine by default.
 pub fn fingerprint_cheap(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprint> {
     if let Some(path) = &args.fingerprint {
         return read_fingerprint(path);
@@ -115,6 +115,7 @@ pub fn fingerprint_cheap(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fing
     let host = std::sync::Arc::new(args.host(false)?);
     let mut settings = deadlines(args);
     settings.cuda_init = false;
+    settings.cuda_api = false;
     Ok(gpukb_agent::fingerprint(host, &settings))
 }
 

@@ -30,6 +30,10 @@ pub struct Settings {
     /// about a quarter of a second per GPU; without it the CUDA section
     /// holds only `cuDriverGetVersion`.
     pub cuda_init: bool,
+    /// Load the CUDA driver API at all (`cuDriverGetVersion`). Loading libcuda costs tens
+    /// of milliseconds; search's default detection skips it and the CUDA section is then
+    /// unobservable (NVML still gives the driver's CUDA version).
+    pub cuda_api: bool,
 }
 
 impl Default for Settings {
@@ -39,6 +43,7 @@ impl Default for Settings {
             nvml: Duration::from_secs(5),
             cuda: Duration::from_secs(8),
             cuda_init: true,
+            cuda_api: true,
         }
     }
 }
@@ -137,11 +142,23 @@ pub fn fingerprint_timed(
         let host = ctx.host.clone();
         let dl = d.cuda;
         let init = d.cuda_init;
+        let call_api = d.cuda_api;
         spawn(
             &ctx,
             "CUDA driver API",
             d.cuda + Duration::from_secs(1),
-            move |_| cuda::collect(&host, dl, init),
+            move |_| {
+                if call_api {
+                    cuda::collect(&host, dl, init)
+                } else {
+                    Observed::unobservable(
+                        Source::CudaDriver {
+                            call: "cuInit".into(),
+                        },
+                        "the CUDA driver API was not loaded (cheap facts only; `gpukb doctor` loads it)",
+                    )
+                }
+            },
         )
     };
     let h_libs = spawn(&ctx, "CUDA libraries", d.files, libraries::collect);
