@@ -34,5 +34,9 @@ row "gpukb plan --json --replay H200 capture" "$BIN" plan --json --replay "$H200
 row "gpukb plan --json --gpu 'RTX 4060 Ti' --driver 535" "$BIN" plan --json --gpu "RTX 4060 Ti" --driver 535
 row "gpukb plan --json --root Jetson Orin NX" "$BIN" plan --json --root "$JETSON"
 row "gpukb plan --torch 2.5.1+cu124 --support-table" "$BIN" plan --json --torch 2.5.1+cu124 --support-table
-printf '%-44s %8s ms\n' "python3 -c pass" "$PY"
+printf '%-44s %8s ms  (%s)\n' "python3 -c pass" "$PY" "$(command -v python3)"
+REAL=$(python3 -c 'import sys; print(sys.executable)')
+if [ "$REAL" != "$(command -v python3)" ]; then # e.g. a pyenv shim: also the interpreter itself
+  printf '%-44s %8s ms\n' "$REAL -c pass" "$(median_ms "$REAL" -c pass)"
+fi
 printf '%-44s %8s ms\n' "sh -c true (fork+exec floor)" "$(median_ms sh -c true)"
