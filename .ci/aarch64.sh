@@ -129,3 +129,10 @@ for dir in tests/fixtures/jetson-*/; do
 done
 echo "aarch64 fixtures: $passed passed, $failed failed"
 [ "$failed" = 0 ]
+
+# -------------------------------------------------------- arm64 package ----
+# The .deb for arm64 from the binary built above: dpkg-deb --info/--contents, the
+# Depends line and glibc floor, then its unpacked binary run under qemu-aarch64
+# (installs cargo-deb when missing).
+say "arm64 .deb from this binary (cli/packaging/build-debs.sh)"
+GPUKB_SKIP_BUILD=1 QEMU_LD_PREFIX="$QEMU_LD_PREFIX" bash cli/packaging/build-debs.sh arm64
