@@ -104,7 +104,12 @@ fn driver_versions(text: &str, lower: &str, out: &mut Vec<String>) {
         let Some(m) = c.get(1) else { continue };
         let v = m.as_str();
         let parts = v.split('.').count();
-        let before = &lower[m.start().saturating_sub(40)..m.start()];
+        // 40 bytes back, moved to a character boundary (the text may hold any UTF-8).
+        let mut from = m.start().saturating_sub(40);
+        while !lower.is_char_boundary(from) {
+            from -= 1;
+        }
+        let before = &lower[from..m.start()];
         let named =
             before.contains("driver") || before.contains("nvidia") || before.contains("nvrm");
         if parts == 3 || named {

@@ -63,6 +63,17 @@ fn ip_addresses_and_cuda_versions_are_not_driver_releases() {
     assert_eq!(q.signals.driver_versions, vec!["550.54.14", "550.54"]);
 }
 
+#[test]
+fn multibyte_text_before_a_driver_release_is_read_without_a_panic() {
+    let kb = Kb::open().unwrap();
+    // Some of these prefixes put the 40-byte look-back inside a 3-byte character.
+    for k in 0..3 {
+        let paste = format!("{}{} driver 550.54", "a".repeat(k), "€".repeat(20));
+        let q = kb.analyze(paste.as_bytes());
+        assert_eq!(q.signals.driver_versions, vec!["550.54"], "{paste}");
+    }
+}
+
 fn blackwell_on_old_torch() -> Value {
     let mut v = h200();
     for g in v["nvml"]["value"]["gpus"].as_array_mut().unwrap() {
