@@ -116,6 +116,7 @@ pub fn fingerprint_cheap(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fing
     let mut settings = deadlines(args);
     settings.cuda_init = false;
     settings.cuda_api = false;
+    settings.nvml_api = false;
     Ok(gpukb_agent::fingerprint(host, &settings))
 }
 

@@ -34,6 +34,10 @@ pub struct Settings {
     /// of milliseconds; search's default detection skips it and the CUDA section is then
     /// unobservable (NVML still gives the driver's CUDA version).
     pub cuda_api: bool,
+    /// Load NVML at all. Search's default detection skips it (sysfs, procfs and
+    /// the GPU table give the GPUs and the driver version); the NVML section is
+    /// then unobservable and says so.
+    pub nvml_api: bool,
 }
 
 impl Default for Settings {
@@ -44,6 +48,7 @@ impl Default for Settings {
             cuda: Duration::from_secs(8),
             cuda_init: true,
             cuda_api: true,
+            nvml_api: true,
         }
     }
 }
@@ -134,8 +139,18 @@ pub fn fingerprint_timed(
     let h_nvml = {
         let host = ctx.host.clone();
         let dl = d.nvml;
+        let call_nvml = d.nvml_api;
         spawn(&ctx, "NVML", d.nvml + Duration::from_secs(1), move |_| {
-            nvml::collect(&host, dl)
+            if call_nvml {
+                nvml::collect(&host, dl)
+            } else {
+                Observed::unobservable(
+                    Source::Nvml {
+                        call: "nvmlInit".into(),
+                    },
+                    "NVML was not loaded (cheap facts only; `gpukb doctor` loads it)",
+                )
+            }
         })
     };
     let h_cuda = {

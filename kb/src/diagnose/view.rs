@@ -78,7 +78,42 @@ impl<'a> View<'a> {
                 }];
             }
         }
-        Vec::new()
+        self.pci_table_gpus()
+    }
+
+    /// When neither NVML nor the CUDA driver API was loaded (search's cheap
+    /// detection), the GPUs on the PCI bus named by the GPU table (PCI device id →
+    /// model and compute capability). Not used when either was loaded and failed:
+    /// a GPU the driver cannot see is then a finding, not a table row.
+    fn pci_table_gpus(&self) -> Vec<Gpu> {
+        let unloaded = matches!(self.fp.nvml, Observed::Unobservable { .. })
+            && matches!(self.fp.cuda, Observed::Unobservable { .. });
+        if !unloaded {
+            return Vec::new();
+        }
+        let Some(pci) = self.pci_gpus() else {
+            return Vec::new();
+        };
+        let bus = self.fp.pci.source().to_string();
+        pci.iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let row = gpukb_facts::gpus::lookup_pci(p.device?)?;
+                Some(Gpu {
+                    index: i as u32,
+                    name: row.name.clone(),
+                    uuid: String::new(),
+                    cc: Some(row.cc),
+                    source: Source::Derived {
+                        from: format!(
+                            "PCI device {:04x} at {} ({bus}) in gpukb's GPU table",
+                            p.device.unwrap_or_default(),
+                            p.address
+                        ),
+                    },
+                })
+            })
+            .collect()
     }
 
     /// NVIDIA GPUs on the PCI bus; `None` when the PCI bus was not observed.
@@ -129,7 +164,37 @@ impl<'a> View<'a> {
         if let Observed::Found { value, source } = &self.fp.cuda {
             return Some((value.driver_version, source.clone()));
         }
-        None
+        self.driver_cuda_from_branch()
+    }
+
+    /// When neither NVML nor the CUDA driver API was loaded: the highest CUDA
+    /// the kernel module's branch runs natively, from the driver-branch table
+    /// (a branch newer than the table runs at least the newest CUDA it knows).
+    fn driver_cuda_from_branch(&self) -> Option<(CudaVersion, Source)> {
+        let unloaded = matches!(self.fp.nvml, Observed::Unobservable { .. })
+            && matches!(self.fp.cuda, Observed::Unobservable { .. });
+        let Observed::Found { value, source } = &self.fp.driver.version else {
+            return None;
+        };
+        if !unloaded {
+            return None;
+        }
+        let cuda = match gpukb_facts::compat::branch_cuda(value.branch()) {
+            gpukb_facts::compat::BranchCuda::Known(v) => v,
+            gpukb_facts::compat::BranchCuda::NewerThanData { .. } => {
+                let (_, (a, b)) = gpukb_facts::compat::BRANCH_CUDA.last()?;
+                CudaVersion::new(*a, *b)
+            }
+            gpukb_facts::compat::BranchCuda::OlderThanData => return None,
+        };
+        Some((
+            cuda,
+            Source::Derived {
+                from: format!(
+                    "driver {value} ({source}) and gpukb's driver-branch table"
+                ),
+            },
+        ))
     }
 
     pub fn is_jetson(&self) -> bool {
