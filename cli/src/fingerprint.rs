@@ -16,6 +16,10 @@ pub struct FingerprintArgs {
     /// Skip cuInit (about 0.25 s per GPU): the CUDA section then holds only the driver API version.
     #[arg(long)]
     pub quick: bool,
+    /// Only the cheap facts `gpukb search` detects by default: files under /sys, /proc and
+    /// the filesystem, no NVML and no CUDA driver API (GPUs then come from the PCI bus).
+    #[arg(long, conflicts_with = "quick")]
+    pub cheap: bool,
     /// Also print, on stderr, how long each source took.
     #[arg(long)]
     pub timings: bool,
@@ -23,8 +27,13 @@ pub struct FingerprintArgs {
 
 pub fn run(args: &FingerprintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let host = std::sync::Arc::new(args.machine.host(false)?);
-    let mut settings = crate::machine::deadlines(&args.machine);
-    settings.cuda_init = !args.quick;
+    let settings = if args.cheap {
+        crate::machine::cheap_settings(&args.machine)
+    } else {
+        let mut s = crate::machine::deadlines(&args.machine);
+        s.cuda_init = !args.quick;
+        s
+    };
     let (fp, timings) = gpukb_agent::fingerprint_timed(host, &settings);
     if args.timings {
         for (name, t) in &timings {

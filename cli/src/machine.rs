@@ -113,11 +113,17 @@ pub fn fingerprint_cheap(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fing
         return read_fingerprint(path);
     }
     let host = std::sync::Arc::new(args.host(false)?);
+    Ok(gpukb_agent::fingerprint(host, &cheap_settings(args)))
+}
+
+/// What search's default detection reads: files only (sysfs, procfs, the
+/// filesystem), neither NVML nor the CUDA driver API.
+pub(crate) fn cheap_settings(args: &MachineArgs) -> gpukb_agent::Settings {
     let mut settings = deadlines(args);
     settings.cuda_init = false;
     settings.cuda_api = false;
     settings.nvml_api = false;
-    Ok(gpukb_agent::fingerprint(host, &settings))
+    settings
 }
 
 /// Reads a fingerprint file (a pipe is fine): schema 1 or 2, at most 64 MiB.

@@ -113,6 +113,9 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
         write_human(out, &q, &ranking.results, color)?;
         write_machine_notes(out, &ranking, &facts, color)?;
     }
+    // One search per process: freeing the in-memory database, index and matcher
+    // (about a tenth of a `--no-detect` run) would only delay the exit.
+    std::mem::forget(kb);
     Ok(if ranking.results.is_empty() {
         ExitCode::from(1)
     } else {
@@ -156,7 +159,7 @@ fn with_machine(
                 .into();
         return Ok((text_only, facts));
     }
-    // By default only cheap facts: no cuInit (checks that need it stay unknown).
+    // By default only cheap facts: no NVML, no CUDA driver API (checks that need them stay unknown).
     let fp = match crate::machine::fingerprint_cheap(&machine) {
         Ok(fp) => fp,
         Err(e) if detected => {
@@ -234,12 +237,12 @@ fn write_machine_notes(
     let cuinit = r
         .undecided
         .iter()
-        .filter(|(_, why)| why.contains("cuInit"))
+        .filter(|(_, why)| why.contains("cuInit") || why.contains("NVML"))
         .count();
     if facts.applied && cuinit > 0 {
         writeln!(
             out,
-            "\n{cuinit} check(s) need cuInit and stay unknown here; `gpukb doctor` runs them."
+            "\n{cuinit} check(s) need NVML or cuInit and stay unknown here; `gpukb doctor` runs them."
         )?;
     }
     match (facts.from, facts.applied) {

@@ -62,14 +62,14 @@ static NCCL_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:error|code|result)\b[^0-9\n]{0,20}\(?([0-9])\)?").expect("static regex")
 });
 static ARCH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b((?:sm|compute)_[0-9]{2,3}[af]?)\b").expect("static regex")
+    Regex::new(r"(?i-u)\b((?:sm|compute)_[0-9]{2,3}[af]?)\b").expect("static regex")
 });
 static CAPABILITY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)capability[ \t]*(?:of[ \t]*|is[ \t]*|:[ \t]*)?([0-9]{1,2}\.[0-9])\b")
+    Regex::new(r"(?i-u)capability[ \t]*(?:of[ \t]*|is[ \t]*|:[ \t]*)?([0-9]{1,2}\.[0-9])\b")
         .expect("static regex")
 });
 static SONAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(lib[a-z0-9_+\-]+\.so(?:\.[0-9]+)*|[a-z0-9_]+\.dll)\b")
+    Regex::new(r"(?i-u)\b(lib[a-z0-9_+\-]+\.so(?:\.[0-9]+)*|[a-z0-9_]+\.dll)\b")
         .expect("static regex")
 });
 
@@ -77,19 +77,21 @@ static DRIVER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[^0-9.])([3-9][0-9]{2}\.[0-9]{2,3}(?:\.[0-9]{2,3})?)(?:$|[^0-9.]|\.[^0-9])")
         .expect("static regex")
 });
+// ASCII mode (`-u`): the names are ASCII, and Unicode word boundaries and case
+// folding make these regexes several times costlier to build on every search.
 static GEFORCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(rtx|gtx)[ \t]?([0-9]{3,4})(?:[ \t]?(ti|super))?\b").expect("static regex")
+    Regex::new(r"(?i-u)\b(rtx|gtx)[ \t]?([0-9]{3,4})(?:[ \t]?(ti|super))?\b").expect("static regex")
 });
 static DATACENTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)\b(a100|a800|a10g|a10|a30|a40|a16|a2|h100|h800|h200|h20|gh200|gb200|gb300|gb10",
+        r"(?i-u)\b(a100|a800|a10g|a10|a30|a40|a16|a2|h100|h800|h200|h20|gh200|gb200|gb300|gb10",
         r"|b200|b100|b300|l40s|l40|l4|t4|v100|p100|p40|p4|k80|m60)\b"
     ))
     .expect("static regex")
 });
 static TORCH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)(?:\btorch(?:==|[ \t]+version:?[ \t]*|[ \t]+|-)v?([0-9]\.[0-9]{1,2}\.[0-9]{1,2}(?:\+(?:cu[0-9]{2,3}|cpu))?)\b",
+        r"(?i-u)(?:\btorch(?:==|[ \t]+version:?[ \t]*|[ \t]+|-)v?([0-9]\.[0-9]{1,2}\.[0-9]{1,2}(?:\+(?:cu[0-9]{2,3}|cpu))?)\b",
         r"|\b([0-9]\.[0-9]{1,2}\.[0-9]{1,2}\+cu[0-9]{2,3})\b)"
     ))
     .expect("static regex")

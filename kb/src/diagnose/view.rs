@@ -190,9 +190,7 @@ impl<'a> View<'a> {
         Some((
             cuda,
             Source::Derived {
-                from: format!(
-                    "driver {value} ({source}) and gpukb's driver-branch table"
-                ),
+                from: format!("driver {value} ({source}) and gpukb's driver-branch table"),
             },
         ))
     }
