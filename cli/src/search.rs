@@ -32,6 +32,46 @@ pub struct SearchArgs {
     /// Do not look at this machine; rank on the text alone.
     #[arg(long)]
     pub no_detect: bool,
+    /// Also print, on stderr, how long each step took.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+/// Wall time of each step of one search, printed by `--timings`.
+struct Steps {
+    on: bool,
+    last: std::time::Instant,
+    start: std::time::Instant,
+}
+
+impl Steps {
+    fn new(on: bool) -> Steps {
+        let now = std::time::Instant::now();
+        Steps {
+            on,
+            last: now,
+            start: now,
+        }
+    }
+    fn done(&mut self, what: &str) {
+        let now = std::time::Instant::now();
+        if self.on {
+            eprintln!(
+                "gpukb: {what:<26} {:7.2} ms",
+                (now - self.last).as_secs_f64() * 1000.0
+            );
+        }
+        self.last = now;
+    }
+    fn total(&self) {
+        if self.on {
+            eprintln!(
+                "gpukb: {:<26} {:7.2} ms",
+                "total (after start-up)",
+                self.start.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+    }
 }
 
 impl SearchArgs {
@@ -102,17 +142,27 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
         w.push(args.text.join(" ").as_bytes());
         w.finish()
     };
+    let mut steps = Steps::new(args.timings);
+    steps.done("read the paste");
     let kb = Kb::open().context("opening the embedded knowledge base")?;
+    steps.done("open the knowledge base");
+    kb.prepare()?;
+    steps.done("load signatures");
     let q = kb.analyze(&input);
+    steps.done("analyse the paste");
     let limit = args.limit.clamp(1, 100);
     let text_only = kb.rank(&q, None, limit)?;
+    steps.done("rank on text");
     let (ranking, facts) = with_machine(args, &kb, &q, limit, text_only)?;
+    steps.done("machine facts");
     if args.json {
         write_json(out, &q, &ranking, &facts)?;
     } else {
         write_human(out, &q, &ranking.results, color)?;
         write_machine_notes(out, &ranking, &facts, color)?;
     }
+    steps.done("write the answer");
+    steps.total();
     // One search per process: freeing the in-memory database, index and matcher
     // (about a tenth of a `--no-detect` run) would only delay the exit.
     std::mem::forget(kb);
