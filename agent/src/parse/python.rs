@@ -1,5 +1,7 @@
 //! Python packaging files read without running Python: `torch/version.py`,
-//! `*.dist-info/METADATA`, `pyvenv.cfg`.
+//! `*.dist-info/METADATA`, `pyvenv.cfg`, TensorFlow's `build_info.py`, and
+//! the CUDA release other frameworks name in their distribution names
+//! (`jax-cuda13-plugin`, `cupy-cuda12x`) or their libraries' sonames.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -106,6 +108,106 @@ pub fn parse_pyvenv_cfg(text: &str) -> BTreeMap<String, String> {
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect()
+}
+
+/// The CUDA release a framework distribution's name says it was built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamedCuda {
+    /// `jax`, `cupy` or `tensorrt`.
+    pub framework: &'static str,
+    pub major: u32,
+    /// Only the old per-minor names carry one (`cupy-cuda117` → 11.7).
+    pub minor: Option<u32>,
+}
+
+/// Reads the CUDA release from a (normalised) distribution name:
+/// `jax-cuda12-plugin` / `jax-cuda13-plugin` (JAX's CUDA plugin),
+/// `cupy-cuda11x` / `cupy-cuda12x` / `cupy-cuda13x` and the older
+/// `cupy-cuda102`, `cupy-cuda117`, and `tensorrt-cu12` / `tensorrt-cu13`.
+pub fn cuda_of_distribution(name: &str) -> Option<NamedCuda> {
+    let digits = |s: &str| !s.is_empty() && s.len() <= 3 && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = name.strip_prefix("jax-cuda") {
+        let major = rest.strip_suffix("-plugin")?;
+        return digits(major).then(|| NamedCuda {
+            framework: "jax",
+            major: major.parse().ok()?,
+            minor: None,
+        })?;
+    }
+    if let Some(rest) = name.strip_prefix("cupy-cuda") {
+        if let Some(major) = rest.strip_suffix('x') {
+            return digits(major).then(|| NamedCuda {
+                framework: "cupy",
+                major: major.parse().ok()?,
+                minor: None,
+            })?;
+        }
+        // cupy-cuda92 (9.2), cupy-cuda102 (10.2), cupy-cuda117 (11.7).
+        if !digits(rest) || rest.len() < 2 {
+            return None;
+        }
+        let (major, minor) = rest.split_at(rest.len() - 1);
+        return Some(NamedCuda {
+            framework: "cupy",
+            major: major.parse().ok()?,
+            minor: Some(minor.parse().ok()?),
+        });
+    }
+    let major = name.strip_prefix("tensorrt-cu")?;
+    digits(major).then(|| NamedCuda {
+        framework: "tensorrt",
+        major: major.parse().ok()?,
+        minor: None,
+    })?
+}
+
+/// What TensorFlow's generated `tensorflow/python/platform/build_info.py` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TfBuildInfo {
+    pub is_cuda_build: bool,
+    /// `12.5.1`; `None` on CPU builds.
+    pub cuda_version: Option<String>,
+    /// `9`; `None` on CPU builds.
+    pub cudnn_version: Option<String>,
+}
+
+/// Parses `build_info.py`: one `collections.OrderedDict([('key', value), …])`
+/// literal whose values are strings, booleans or lists of strings. `None` when
+/// the text holds no `is_cuda_build` key (not that file).
+pub fn parse_tf_build_info(text: &str) -> Option<TfBuildInfo> {
+    let value = |key: &str| -> Option<&str> {
+        let at = text.find(&format!("('{key}', "))? + key.len() + 5;
+        let rest = &text[at..];
+        let end = rest.find(')')?;
+        Some(rest[..end].trim())
+    };
+    let string = |key: &str| {
+        value(key)
+            .and_then(|v| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .map(str::to_string)
+    };
+    Some(TfBuildInfo {
+        is_cuda_build: value("is_cuda_build")? == "True",
+        cuda_version: string("cuda_version"),
+        cudnn_version: string("cudnn_version"),
+    })
+}
+
+/// The CUDA and cuDNN majors a library's `NEEDED` sonames name:
+/// `libcudart.so.12`, `libcublas.so.12` or `libcublasLt.so.12` → CUDA 12
+/// (cuBLAS's soname major is the CUDA major), `libcudnn.so.9` → cuDNN 9.
+/// `None` when no CUDA runtime or cuBLAS soname is among them.
+pub fn cuda_of_sonames(needed: &[String]) -> Option<(u32, Option<u32>)> {
+    let major_of = |families: &[&str]| {
+        needed.iter().find_map(|n| {
+            let (family, version) = n.split_once(".so.")?;
+            families
+                .contains(&family)
+                .then(|| version.split('.').next()?.parse::<u32>().ok())?
+        })
+    };
+    let cuda = major_of(&["libcudart", "libcublasLt", "libcublas"])?;
+    Some((cuda, major_of(&["libcudnn"])))
 }
 
 #[cfg(test)]
