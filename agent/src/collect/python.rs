@@ -270,7 +270,10 @@ fn scan_site(
         .any(|e| e.name == "torch" && e.kind == EntryKind::Dir);
     let has_framework = dists.iter().any(|d| {
         p::cuda_of_distribution(&d.name).is_some()
-            || matches!(d.name.as_str(), "tensorflow" | "tensorflow-gpu" | "tf-nightly")
+            || matches!(
+                d.name.as_str(),
+                "tensorflow" | "tensorflow-cpu" | "tensorflow-gpu" | "tf-nightly"
+            )
     });
     if !has_torch && nvidia_wheels.is_empty() && cuda_packages.is_empty() && !has_framework {
         return None;
@@ -358,7 +361,7 @@ fn frameworks(
             loads: Vec::new(),
         });
     }
-    for name in ["tensorflow", "tensorflow-gpu", "tf-nightly"] {
+    for name in ["tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly"] {
         if let Some(version) = version_of(name) {
             out.push(tensorflow(&ctx.host, site, name, version));
         }

@@ -125,40 +125,30 @@ pub struct NamedCuda {
 /// `cupy-cuda11x` / `cupy-cuda12x` / `cupy-cuda13x` and the older
 /// `cupy-cuda102`, `cupy-cuda117`, and `tensorrt-cu12` / `tensorrt-cu13`.
 pub fn cuda_of_distribution(name: &str) -> Option<NamedCuda> {
-    let digits = |s: &str| !s.is_empty() && s.len() <= 3 && s.bytes().all(|b| b.is_ascii_digit());
+    let number = |s: &str| -> Option<u32> {
+        (!s.is_empty() && s.len() <= 3 && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let named = |framework, major, minor| NamedCuda {
+        framework,
+        major,
+        minor,
+    };
     if let Some(rest) = name.strip_prefix("jax-cuda") {
-        let major = rest.strip_suffix("-plugin")?;
-        return digits(major).then(|| NamedCuda {
-            framework: "jax",
-            major: major.parse().ok()?,
-            minor: None,
-        })?;
+        return Some(named("jax", number(rest.strip_suffix("-plugin")?)?, None));
     }
     if let Some(rest) = name.strip_prefix("cupy-cuda") {
         if let Some(major) = rest.strip_suffix('x') {
-            return digits(major).then(|| NamedCuda {
-                framework: "cupy",
-                major: major.parse().ok()?,
-                minor: None,
-            })?;
+            return Some(named("cupy", number(major)?, None));
         }
         // cupy-cuda92 (9.2), cupy-cuda102 (10.2), cupy-cuda117 (11.7).
-        if !digits(rest) || rest.len() < 2 {
-            return None;
-        }
-        let (major, minor) = rest.split_at(rest.len() - 1);
-        return Some(NamedCuda {
-            framework: "cupy",
-            major: major.parse().ok()?,
-            minor: Some(minor.parse().ok()?),
-        });
+        number(rest)?;
+        let (major, minor) = rest.split_at(rest.len().checked_sub(1).filter(|n| *n > 0)?);
+        return Some(named("cupy", number(major)?, Some(number(minor)?)));
     }
     let major = name.strip_prefix("tensorrt-cu")?;
-    digits(major).then(|| NamedCuda {
-        framework: "tensorrt",
-        major: major.parse().ok()?,
-        minor: None,
-    })?
+    Some(named("tensorrt", number(major)?, None))
 }
 
 /// What TensorFlow's generated `tensorflow/python/platform/build_info.py` says.
@@ -244,5 +234,70 @@ mod tests {
             ]
         );
         assert_eq!(normalize_name("nvidia_cudnn_cu13"), "nvidia-cudnn-cu13");
+    }
+    #[test]
+    fn framework_cuda_from_distribution_names() {
+        // Names as pip writes them in dist-info directories (normalised), from
+        // the PyPI wheels listed in agent/tests/data/frameworks/README.md.
+        let c = |n: &str| cuda_of_distribution(n).map(|c| (c.framework, c.major, c.minor));
+        assert_eq!(c("jax-cuda13-plugin"), Some(("jax", 13, None)));
+        assert_eq!(c("jax-cuda12-plugin"), Some(("jax", 12, None)));
+        assert_eq!(c("cupy-cuda12x"), Some(("cupy", 12, None)));
+        assert_eq!(c("cupy-cuda11x"), Some(("cupy", 11, None)));
+        assert_eq!(c("cupy-cuda117"), Some(("cupy", 11, Some(7))));
+        assert_eq!(c("cupy-cuda102"), Some(("cupy", 10, Some(2))));
+        assert_eq!(c("tensorrt-cu12"), Some(("tensorrt", 12, None)));
+        // The pjrt is not the plugin; others name no CUDA.
+        assert_eq!(c("jax-cuda13-pjrt"), None);
+        assert_eq!(c("cupy"), None);
+        assert_eq!(c("cupy-cudax"), None);
+        assert_eq!(c("tensorrt-cu12-libs"), None);
+        assert_eq!(c("jax-cuda-plugin"), None);
+    }
+
+    #[test]
+    fn jax_plugin_pins_its_pjrt() {
+        // Verbatim METADATA of jax_cuda13_plugin-0.12.0.1 (PyPI).
+        let m = parse_dist_metadata(include_str!(
+            "../../tests/data/frameworks/jax_cuda13_plugin-0.12.0.1.METADATA"
+        ))
+        .unwrap();
+        assert_eq!(m.name, "jax-cuda13-plugin");
+        assert_eq!(m.version, "0.12.0.1");
+        assert!(m
+            .requires
+            .contains(&("jax-cuda13-pjrt".to_string(), "==0.12.0.1".to_string())));
+    }
+
+    #[test]
+    fn tensorflow_build_info_of_the_pypi_wheel() {
+        // Verbatim tensorflow/python/platform/build_info.py of tensorflow 2.21.0.
+        let b = parse_tf_build_info(include_str!(
+            "../../tests/data/frameworks/tensorflow-2.21.0.build_info.py"
+        ))
+        .unwrap();
+        assert!(b.is_cuda_build);
+        assert_eq!(b.cuda_version.as_deref(), Some("12.5.1"));
+        assert_eq!(b.cudnn_version.as_deref(), Some("9"));
+        assert_eq!(parse_tf_build_info("import collections\n"), None);
+        // tensorflow-cpu 2.21.0's: no CUDA keys at all.
+        let cpu = parse_tf_build_info(include_str!(
+            "../../tests/data/frameworks/tensorflow_cpu-2.21.0.build_info.py"
+        ))
+        .unwrap();
+        assert!(!cpu.is_cuda_build);
+        assert_eq!(cpu.cuda_version, None);
+    }
+
+    #[test]
+    fn release_numbers_like_jaxlib() {
+        use gpukb_facts::compat::{jax_plugin_usable, release_numbers};
+        assert_eq!(release_numbers("0.4.38.dev20260317"), vec![0, 4, 38]);
+        assert_eq!(release_numbers("0.12.0.1"), vec![0, 12, 0, 1]);
+        assert_eq!(release_numbers("0.4.30+cuda12.cudnn89"), vec![0, 4, 30]);
+        assert!(jax_plugin_usable("0.12.0.1", "0.12.0.1"));
+        assert!(!jax_plugin_usable("0.12.0.1", "0.12.0"));
+        assert!(!jax_plugin_usable("0.9.1", "0.4.38.dev20260317"));
+        assert!(!jax_plugin_usable("", ""));
     }
 }
