@@ -29,8 +29,6 @@ const CUDA_PACKAGES: &[&str] = &[
     "jaxlib",
     "jax-cuda12-plugin",
     "jax-cuda13-plugin",
-    "jax-cuda12-pjrt",
-    "jax-cuda13-pjrt",
     "tensorflow",
     "onnxruntime-gpu",
     "tensorrt",
