@@ -1443,8 +1443,9 @@ fn jax_plugin_version_mismatch(v: &View) -> Outcome {
                     continue;
                 }
                 format!(
-                    "{} is not jaxlib {}'s release: jaxlib does not use the plugin and JAX runs on the CPU",
+                    "{} {} not jaxlib {}'s release: jaxlib does not use the plugin and JAX runs on the CPU",
                     off.join(" and "),
+                    if off.len() == 1 { "is" } else { "are" },
                     lib.version
                 )
             }
