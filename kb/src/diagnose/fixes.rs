@@ -130,6 +130,42 @@ fn wheel_for(soname: &str, major: u32) -> Option<String> {
     })
 }
 
+/// The first onnxruntime-gpu release on PyPI built for CUDA 13: its METADATA's
+/// `cuda` extra requires the CUDA 13 runtime wheel (1.25.1's still the
+/// `-cu12` one; checked on the PyPI METADATA of 1.23.2, 1.24.1, 1.25.1,
+/// 1.27.0, 1.29.0–1.31.1 on 2026-12-01).
+const ORT_FIRST_CUDA13: &str = "1.27.0";
+
+/// The CUDA major of the runtime wheel an env carries (`nvidia-cuda-runtime`
+/// 13.0.96 → 13, `nvidia-cuda-runtime-cu12` → 12).
+fn env_cuda_major(e: &PythonEnv) -> Option<u32> {
+    e.nvidia_wheels.iter().find_map(|w| match w.name.as_str() {
+        "nvidia-cuda-runtime" => w.version.split('.').next()?.parse().ok(),
+        n => n.strip_prefix("nvidia-cuda-runtime-cu")?.parse().ok(),
+    })
+}
+
+/// An onnxruntime-gpu built for the CUDA major the env's wheels already carry.
+fn onnxruntime_for_env(e: &PythonEnv, fw: &FrameworkBuild) -> Vec<FixStep> {
+    let (Some(env), Some(built)) = (env_cuda_major(e), fw.cuda.value().map(|c| c.major)) else {
+        return vec![];
+    };
+    let spec = match (env, built) {
+        (13, 12) => format!("'onnxruntime-gpu>={ORT_FIRST_CUDA13}'"),
+        (12, 13) => format!("'onnxruntime-gpu<{ORT_FIRST_CUDA13}'"),
+        _ => return vec![],
+    };
+    vec![step(
+        format!("Or install an onnxruntime-gpu built for CUDA {env}, whose libraries this env's nvidia-* wheels already carry"),
+        &[
+            format!("pip install --force-reinstall {spec}"),
+            "python3 -c 'import onnxruntime as ort; ort.preload_dlls(); print(ort.get_available_providers())'".into(),
+        ],
+        None,
+        true,
+    )]
+}
+
 /// Brings the CUDA libraries ONNX Runtime's CUDA provider needs into the env.
 fn onnxruntime_libraries(fw: &FrameworkBuild) -> Vec<FixStep> {
     let missing: Vec<&str> = fw.loads.iter().filter(|l| l.path.is_none()).map(|l| l.soname.as_str()).collect();
@@ -244,7 +280,11 @@ pub fn compute(v: &View, f: &mut Finding) {
         "onnxruntime_cuda_library_missing" => {
             let key = f.id.split_once(':').map_or("", |(_, k)| k);
             match v.framework_by_key(key) {
-                Some((_, fw)) => onnxruntime_libraries(fw),
+                Some((e, fw)) => {
+                    let mut s = onnxruntime_libraries(fw);
+                    s.extend(onnxruntime_for_env(e, fw));
+                    s
+                }
                 None => vec![],
             }
         }
