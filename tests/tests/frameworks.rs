@@ -37,7 +37,7 @@ fn root(d: &Diagnosis) -> &Finding {
 
 fn text(d: &Diagnosis) -> String {
     let mut out = Vec::new();
-    gpukb::doctor::render(d, &gpukb::style::Style::plain(), false, &mut out).unwrap();
+    gpukb_cli::doctor::render(d, &gpukb_cli::style::Style::plain(), false, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -110,16 +110,16 @@ fn every_healthy_h200_stays_ok_with_its_frameworks_shown() {
             "{name}: {:?}",
             layer.evidence
         );
-        assert!(text(&d).contains("cupy-cuda13x 14.2.0 (CUDA 13.x"), "{name}");
+        assert!(
+            text(&d).contains("cupy-cuda13x 14.2.0 (CUDA 13.x"),
+            "{name}"
+        );
         for check in [
             "driver_older_than_framework_cuda",
             "jax_plugin_version_mismatch",
         ] {
             assert!(
-                matches!(
-                    d.outcome(check),
-                    gpukb_kb::diagnose::CheckOutcome::Clear(_)
-                ),
+                matches!(d.outcome(check), gpukb_kb::diagnose::CheckOutcome::Clear(_)),
                 "{name}: {check} {:?}",
                 d.outcome(check)
             );
@@ -134,10 +134,19 @@ fn the_healthy_control_reads_tensorflow_and_onnxruntime_and_clears_them() {
     let tf = fw.iter().find(|f| f.framework == "tensorflow").unwrap();
     let c = tf.cuda.value().unwrap();
     assert_eq!((c.major, c.minor, c.cudnn_major), (12, Some(5), Some(9)));
-    assert!(matches!(tf.cuda.source(), gpukb_agent::fingerprint::Source::File { path } if path.ends_with("tensorflow/python/platform/build_info.py")));
-    let ort = fw.iter().find(|f| f.framework == "onnxruntime-gpu").unwrap();
+    assert!(
+        matches!(tf.cuda.source(), gpukb_agent::fingerprint::Source::File { path } if path.ends_with("tensorflow/python/platform/build_info.py"))
+    );
+    let ort = fw
+        .iter()
+        .find(|f| f.framework == "onnxruntime-gpu")
+        .unwrap();
     assert!(!ort.loads.is_empty());
-    assert!(ort.loads.iter().all(|l| l.path.is_some()), "{:?}", ort.loads);
+    assert!(
+        ort.loads.iter().all(|l| l.path.is_some()),
+        "{:?}",
+        ort.loads
+    );
     assert!(matches!(
         d.outcome("onnxruntime_cuda_library_missing"),
         gpukb_kb::diagnose::CheckOutcome::Clear(_)
@@ -158,7 +167,10 @@ fn a_jax_cuda13_plugin_on_r570_needs_r580_or_the_cuda12_plugin() {
     // Computed from this machine: the H200 takes the R580 open modules, and
     // keeping the driver means jax's CUDA 12 plugin of the same release.
     let c = commands(f);
-    assert!(c.iter().any(|c| c.contains("nvidia-driver-580-open")), "{c:?}");
+    assert!(
+        c.iter().any(|c| c.contains("nvidia-driver-580-open")),
+        "{c:?}"
+    );
     assert!(
         c.iter().any(|c| c.contains("\"jax[cuda12]==0.11.2\"")),
         "{c:?}"
@@ -193,8 +205,7 @@ fn a_jax_plugin_of_another_release_than_jaxlib_is_the_cause() {
     );
     let c = commands(f);
     assert!(
-        c.iter()
-            .any(|c| c.contains("\"jax[cuda13]==0.12.0.1\"")),
+        c.iter().any(|c| c.contains("\"jax[cuda13]==0.12.0.1\"")),
         "{c:?}"
     );
     assert_eq!(
@@ -231,7 +242,8 @@ fn onnxruntime_without_cublaslt_12_falls_back_to_the_cpu() {
     assert!(f.title.contains("libcublasLt.so.12"), "{}", f.title);
     let c = commands(f);
     assert!(
-        c.iter().any(|c| c.starts_with("pip install") && c.contains("nvidia-cublas-cu12")),
+        c.iter()
+            .any(|c| c.starts_with("pip install") && c.contains("nvidia-cublas-cu12")),
         "{c:?}"
     );
     assert_eq!(

@@ -318,7 +318,12 @@ fn frameworks(
     let listing = Source::Listing {
         path: site.to_string(),
     };
-    let version_of = |name: &str| dists.iter().find(|d| d.name == name).map(|d| d.version.clone());
+    let version_of = |name: &str| {
+        dists
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.version.clone())
+    };
     let mut out = Vec::new();
     for d in dists {
         let Some(named) = p::cuda_of_distribution(&d.name) else {
@@ -359,7 +364,12 @@ fn frameworks(
             loads: Vec::new(),
         });
     }
-    for name in ["tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly"] {
+    for name in [
+        "tensorflow",
+        "tensorflow-cpu",
+        "tensorflow-gpu",
+        "tf-nightly",
+    ] {
         if let Some(version) = version_of(name) {
             out.push(tensorflow(&ctx.host, site, name, version));
         }
@@ -399,7 +409,10 @@ fn tensorflow(host: &Host, site: &str, name: &str, version: String) -> Framework
                 _ => Observed::failed(source, "build_info.py names no readable cuda_version"),
             },
         },
-        Ok(None) => Observed::absent(source, "tensorflow/python/platform/build_info.py is missing"),
+        Ok(None) => Observed::absent(
+            source,
+            "tensorflow/python/platform/build_info.py is missing",
+        ),
         Err(e) => super::observed_error(source, e),
     };
     FrameworkBuild {
@@ -452,7 +465,9 @@ fn onnxruntime_gpu(
                     },
                     source,
                 ),
-                None => Observed::failed(source, "its NEEDED sonames name no CUDA runtime or cuBLAS"),
+                None => {
+                    Observed::failed(source, "its NEEDED sonames name no CUDA runtime or cuBLAS")
+                }
             };
             let loads = info
                 .needed

@@ -1397,7 +1397,10 @@ fn driver_older_than_framework_cuda(v: &View) -> Outcome {
                 ],
             )
             .affects(vec![Affects::env(&e.site_packages)])
-            .confirm(&["nvidia-smi | head -4", "pip list 2>/dev/null | grep -Ei 'jax|cupy|tensorflow|onnxruntime|tensorrt'"]),
+            .confirm(&[
+                "nvidia-smi | head -4",
+                "pip list 2>/dev/null | grep -Ei 'jax|cupy|tensorflow|onnxruntime|tensorrt'",
+            ]),
         );
     }
     if !out.is_empty() {
@@ -1436,7 +1439,9 @@ fn jax_plugin_version_mismatch(v: &View) -> Outcome {
                 let off: Vec<String> = fw
                     .same_release
                     .iter()
-                    .filter(|p| p.name != "jaxlib" && !compat::jax_plugin_usable(&lib.version, &p.version))
+                    .filter(|p| {
+                        p.name != "jaxlib" && !compat::jax_plugin_usable(&lib.version, &p.version)
+                    })
                     .map(|p| format!("{} {}", p.name, p.version))
                     .collect();
                 if off.is_empty() {
@@ -1520,7 +1525,10 @@ fn onnxruntime_cuda_library_missing(v: &View) -> Outcome {
                 " (this env's nvidia-* wheels carry them: only onnxruntime.preload_dlls() or an earlier import torch loads them)",
             )
         } else {
-            (env_severity(v, e), ": its CUDA execution provider does not load and inference runs on the CPU")
+            (
+                env_severity(v, e),
+                ": its CUDA execution provider does not load and inference runs on the CPU",
+            )
         };
         out.push(
             finding(

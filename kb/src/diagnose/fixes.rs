@@ -7,10 +7,10 @@
 
 use super::view::View;
 use super::{Finding, FixStep};
+use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
 use gpukb_facts::select::{
     pick_driver_branch, pick_torch, TorchBuild, PROPOSED_BRANCH, TORCH_BUILDS_AS_OF,
 };
-use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
 use gpukb_facts::{ComputeCapability, CudaVersion};
 
 /// The planner's pinned command for this build (`gpukb plan` shows the same).
@@ -41,7 +41,12 @@ fn step(
 
 /// The version a JAX install should be brought to: jax's own, else jaxlib's.
 fn jax_release(e: &PythonEnv, fw: &FrameworkBuild) -> String {
-    let of = |n: &str| e.cuda_packages.iter().find(|p| p.name == n).map(|p| p.version.clone());
+    let of = |n: &str| {
+        e.cuda_packages
+            .iter()
+            .find(|p| p.name == n)
+            .map(|p| p.version.clone())
+    };
     of("jax")
         .or_else(|| of("jaxlib"))
         .unwrap_or_else(|| fw.version.clone())
@@ -51,12 +56,19 @@ fn jax_release(e: &PythonEnv, fw: &FrameworkBuild) -> String {
 /// (`jax[cudaNN]==V` pins all four: the jax METADATA's extras).
 fn jax_reinstall(e: &PythonEnv, fw: &FrameworkBuild, major: u32) -> Vec<FixStep> {
     let release = jax_release(e, fw);
-    let old: Vec<String> = fw.same_release.iter().filter(|p| p.name != "jaxlib").map(|p| p.name.clone()).collect();
+    let old: Vec<String> = fw
+        .same_release
+        .iter()
+        .filter(|p| p.name != "jaxlib")
+        .map(|p| p.name.clone())
+        .collect();
     let mut commands = Vec::new();
     if !old.is_empty() {
         commands.push(format!("pip uninstall -y {}", old.join(" ")));
     }
-    commands.push(format!("pip install --force-reinstall \"jax[cuda{major}]=={release}\""));
+    commands.push(format!(
+        "pip install --force-reinstall \"jax[cuda{major}]=={release}\""
+    ));
     commands.push("python3 -c 'import jax; print(jax.devices())'".into());
     vec![step(
         format!("Install jax {release} with its CUDA {major} plugin and pjrt as one release"),
@@ -168,7 +180,12 @@ fn onnxruntime_for_env(e: &PythonEnv, fw: &FrameworkBuild) -> Vec<FixStep> {
 
 /// Brings the CUDA libraries ONNX Runtime's CUDA provider needs into the env.
 fn onnxruntime_libraries(fw: &FrameworkBuild) -> Vec<FixStep> {
-    let missing: Vec<&str> = fw.loads.iter().filter(|l| l.path.is_none()).map(|l| l.soname.as_str()).collect();
+    let missing: Vec<&str> = fw
+        .loads
+        .iter()
+        .filter(|l| l.path.is_none())
+        .map(|l| l.soname.as_str())
+        .collect();
     let Some(major) = fw.cuda.value().map(|c| c.major) else {
         return vec![];
     };

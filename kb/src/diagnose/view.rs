@@ -173,10 +173,11 @@ impl<'a> View<'a> {
     /// Whether any env lists one of `packages` (old fingerprints list them
     /// in `cuda_packages` without the `frameworks` reading).
     pub fn has_package(&self, packages: &[&str]) -> bool {
-        self.fp
-            .python
-            .iter()
-            .any(|e| e.cuda_packages.iter().any(|p| packages.contains(&p.name.as_str())))
+        self.fp.python.iter().any(|e| {
+            e.cuda_packages
+                .iter()
+                .any(|p| packages.contains(&p.name.as_str()))
+        })
     }
 
     /// The active Python env prefix (`$VIRTUAL_ENV`, `$CONDA_PREFIX`).
@@ -481,7 +482,11 @@ fn healthy_status(v: &View, layer: Layer) -> (Status, Vec<Evidence>) {
                 })
                 .into_iter()
                 .collect();
-            evidence.extend(v.frameworks().into_iter().map(|(e, f)| framework_line(e, f)));
+            evidence.extend(
+                v.frameworks()
+                    .into_iter()
+                    .map(|(e, f)| framework_line(e, f)),
+            );
             if evidence.is_empty() {
                 (Status::NotApplicable, vec![])
             } else {
