@@ -300,4 +300,29 @@ mod tests {
         assert!(!jax_plugin_usable("0.9.1", "0.4.38.dev20260317"));
         assert!(!jax_plugin_usable("", ""));
     }
+    /// The `NEEDED` names of a verbatim `readelf -d` listing.
+    fn needed_of(readelf: &str) -> Vec<String> {
+        readelf
+            .lines()
+            .filter(|l| l.contains("(NEEDED)"))
+            .filter_map(|l| Some(l.split_once('[')?.1.trim_end_matches(']').to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn onnxruntime_cuda_provider_sonames_name_its_cuda() {
+        // readelf -d of the real providers library of two PyPI wheels.
+        let cu12 = needed_of(include_str!(
+            "../../tests/data/frameworks/onnxruntime_gpu-1.25.1.providers_cuda.readelf-d.txt"
+        ));
+        assert!(cu12.contains(&"libcublasLt.so.12".to_string()));
+        assert_eq!(cuda_of_sonames(&cu12), Some((12, Some(9))));
+        let cu13 = needed_of(include_str!(
+            "../../tests/data/frameworks/onnxruntime_gpu-1.31.1.providers_cuda.readelf-d.txt"
+        ));
+        assert_eq!(cu13.len(), 13);
+        // 1.31.1 dlopens cuDNN: no libcudnn among its NEEDED.
+        assert_eq!(cuda_of_sonames(&cu13), Some((13, None)));
+        assert_eq!(cuda_of_sonames(&["libc.so.6".to_string()]), None);
+    }
 }
