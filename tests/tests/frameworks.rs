@@ -246,8 +246,57 @@ fn onnxruntime_without_cublaslt_12_falls_back_to_the_cpu() {
             .any(|c| c.starts_with("pip install") && c.contains("nvidia-cublas-cu12")),
         "{c:?}"
     );
+    // The env carries CUDA 13 wheels (torch cu130): a CUDA 13 onnxruntime-gpu fits them.
+    assert!(
+        c.contains(&"pip install --force-reinstall 'onnxruntime-gpu>=1.27.0'"),
+        "{c:?}"
+    );
     assert_eq!(
         f.kb_entries.first().map(String::as_str),
         Some("onnxruntime-cuda-provider-load-failed")
     );
+}
+
+#[test]
+fn cuda_libraries_only_in_the_envs_wheels_are_a_warning_not_a_failure() {
+    // The same machine, with CUDA 12 wheels in the env that the provider's
+    // loader path does not reach: onnxruntime.preload_dlls() (or importing a
+    // torch of the same CUDA major first) loads them, a plain session does not.
+    let mut fp = replay("broken/onnxruntime-gpu-cublaslt-missing");
+    let env = fp
+        .python
+        .iter()
+        .find(|e| {
+            e.frameworks
+                .iter()
+                .any(|f| f.framework == "onnxruntime-gpu")
+        })
+        .unwrap()
+        .site_packages
+        .clone();
+    let missing: Vec<String> = frameworks(&fp)
+        .iter()
+        .flat_map(|f| &f.loads)
+        .filter(|l| l.path.is_none())
+        .map(|l| l.soname.clone())
+        .collect();
+    assert!(!missing.is_empty());
+    let template = fp.libraries.files[0].clone();
+    for so in &missing {
+        let mut f = template.clone();
+        f.soname = so.clone();
+        f.path = format!("{env}/nvidia/cublas/lib/{so}");
+        f.real_path = f.path.clone();
+        f.found_via = "pip nvidia-cublas-cu12 12.9.1.4".into();
+        fp.libraries.files.push(f);
+    }
+    let d = gpukb_kb::diagnose(&fp, "edited", None);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.check == "onnxruntime_cuda_library_missing")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("preload_dlls"), "{}", f.title);
+    assert_eq!(d.verdict, Verdict::Warning);
 }
