@@ -6,7 +6,7 @@
 
 use crate::machine::MachineArgs;
 use crate::style::Style;
-use gpukb_kb::diagnose::{Diagnosis, Finding, Severity, Status, Verdict};
+use gpukb_kb::diagnose::{Diagnosis, Finding, Layer, Severity, Status, Verdict};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -132,6 +132,12 @@ pub fn render(d: &Diagnosis, s: &Style, verbose: bool, out: &mut dyn Write) -> s
             s.dim(first),
             s.dim(status)
         )?;
+        // The framework layer names every framework build, one a line.
+        if l.layer == Layer::Framework && l.status == Status::Ok {
+            for e in l.evidence.iter().skip(1) {
+                writeln!(out, "    {:<26} {}", "", s.dim(&e.fact))?;
+            }
+        }
     }
     let context: Vec<&Finding> = d
         .findings

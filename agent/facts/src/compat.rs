@@ -540,6 +540,31 @@ pub fn min_branch_for_gpu(cc: (u32, u32)) -> u32 {
     }
 }
 
+/// The dotted number prefix of a PEP 440 version (`0.4.38.dev20260317` →
+/// `[0, 4, 38]`, `0.12.0+cuda12` → `[0, 12, 0]`).
+pub fn release_numbers(version: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for part in version.split('.') {
+        let n: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(v) = n.parse() else { break };
+        out.push(v);
+        if n.len() != part.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether jaxlib uses a CUDA plugin (`jax-cudaNN-plugin`, its `-pjrt`) of
+/// version `plugin`: only when the dotted number prefixes of both versions are
+/// equal, else it warns "JAX plugin … is not compatible with the installed
+/// jaxlib version …, so it will not be used" and JAX runs on the CPU
+/// (`jaxlib/plugin_support.py`, `check_plugin_version`).
+pub fn jax_plugin_usable(jaxlib: &str, plugin: &str) -> bool {
+    let a = release_numbers(jaxlib);
+    !a.is_empty() && a == release_numbers(plugin)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

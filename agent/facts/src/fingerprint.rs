@@ -403,6 +403,66 @@ pub struct PythonEnv {
     /// The CUDA extension libraries of those packages, with their GPU code.
     #[serde(default)]
     pub extensions: Vec<CudaExtension>,
+    /// Frameworks other than torch that carry CUDA code (JAX's CUDA plugin,
+    /// CuPy, TensorFlow, ONNX Runtime's CUDA provider, TensorRT), each with
+    /// the CUDA release it was built for.
+    #[serde(default)]
+    pub frameworks: Vec<FrameworkBuild>,
+}
+
+/// A framework's CUDA build, read without importing it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FrameworkBuild {
+    /// `jax`, `cupy`, `tensorflow`, `onnxruntime-gpu` or `tensorrt`.
+    pub framework: String,
+    /// The distribution that carries the CUDA code (`jax-cuda13-plugin`,
+    /// `cupy-cuda12x`, `onnxruntime-gpu`).
+    pub distribution: String,
+    /// That distribution's version.
+    pub version: String,
+    /// The CUDA release it was built for, and what that was read from.
+    pub cuda: Observed<FrameworkCuda>,
+    /// Distributions that must be one release for the framework to use its
+    /// GPU (JAX: jaxlib, jax-cudaNN-plugin, jax-cudaNN-pjrt), as installed.
+    #[serde(default)]
+    pub same_release: Vec<Package>,
+    /// The CUDA library the framework loads for the GPU, when it has one to
+    /// read (`onnxruntime/capi/libonnxruntime_providers_cuda.so`).
+    #[serde(default)]
+    pub cuda_library: Option<String>,
+    /// Where each CUDA library that library needs resolves, like the dynamic loader.
+    #[serde(default)]
+    pub loads: Vec<ResolvedLibrary>,
+}
+
+/// The CUDA (and cuDNN) release a framework build targets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FrameworkCuda {
+    pub major: u32,
+    /// `None` when the source names only the major (`cupy-cuda12x`, `libcudart.so.12`).
+    pub minor: Option<u32>,
+    /// cuDNN major, when the source names it.
+    pub cudnn_major: Option<u32>,
+    /// What it was read from, in words (`distribution name jax-cuda13-plugin`,
+    /// `cuda_version '12.5.1' in build_info.py`, `NEEDED libcudart.so.12`).
+    pub read_from: String,
+}
+
+impl FrameworkCuda {
+    /// As a CUDA version (`12.0` when only the major is known: under
+    /// minor-version compatibility a driver of that major runs every minor).
+    pub fn version(&self) -> CudaVersion {
+        CudaVersion::new(self.major, self.minor.unwrap_or(0))
+    }
+}
+
+impl fmt::Display for FrameworkCuda {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.minor {
+            Some(m) => write!(f, "{}.{m}", self.major),
+            None => write!(f, "{}.x", self.major),
+        }
+    }
 }
 
 /// A CUDA extension library of a Python package (flash-attn's
@@ -441,7 +501,7 @@ pub struct TorchInstall {
     pub pin_mismatches: Vec<String>,
 }
 
-/// Where one `NEEDED` library of torch resolves.
+/// Where one `NEEDED` library of torch (or a framework's CUDA library) resolves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResolvedLibrary {
     pub soname: String,

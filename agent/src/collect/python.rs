@@ -1,13 +1,15 @@
 //! Python environments read without running Python: where site-packages
 //! directories are (venvs, conda, system, user), the PyTorch in each
 //! (`torch/version.py`, METADATA pins, the GPU code in `libtorch_cuda.so`,
-//! which CUDA libraries it would load), `nvidia-*` wheels and other
-//! CUDA-carrying packages.
+//! which CUDA libraries it would load), `nvidia-*` wheels, other
+//! CUDA-carrying packages, and the CUDA builds of JAX, CuPy, TensorFlow,
+//! ONNX Runtime and TensorRT.
 
 use super::libraries::{family_of, scan_dir};
 use super::Context;
 use crate::fingerprint::{
-    CudaExtension, LibraryFile, Observed, Package, PythonEnv, ResolvedLibrary, Source, TorchInstall,
+    CudaExtension, FrameworkBuild, FrameworkCuda, LibraryFile, Observed, Package, PythonEnv,
+    ResolvedLibrary, Source, TorchInstall,
 };
 use crate::host::{EntryKind, Host};
 use crate::parse::python as p;
@@ -30,6 +32,9 @@ const CUDA_PACKAGES: &[&str] = &[
     "tensorflow",
     "onnxruntime-gpu",
     "tensorrt",
+    "tensorrt-cu12",
+    "tensorrt-cu13",
+    "cupy-cuda11x",
     "cupy-cuda12x",
     "cupy-cuda13x",
     "mmcv",
@@ -261,7 +266,14 @@ fn scan_site(
     let has_torch = entries
         .iter()
         .any(|e| e.name == "torch" && e.kind == EntryKind::Dir);
-    if !has_torch && nvidia_wheels.is_empty() && cuda_packages.is_empty() {
+    let has_framework = dists.iter().any(|d| {
+        p::cuda_of_distribution(&d.name).is_some()
+            || matches!(
+                d.name.as_str(),
+                "tensorflow" | "tensorflow-cpu" | "tensorflow-gpu" | "tf-nightly"
+            )
+    });
+    if !has_torch && nvidia_wheels.is_empty() && cuda_packages.is_empty() && !has_framework {
         return None;
     }
     // Libraries shipped in nvidia-* wheels.
@@ -282,6 +294,7 @@ fn scan_site(
         .then(|| torch(ctx, site, &dists, &wheel_libs))
         .flatten();
     let extensions = extensions(host, site, &entries, &cuda_packages);
+    let frameworks = frameworks(ctx, site, &dists, &wheel_libs);
     libs.extend(wheel_libs);
     Some(PythonEnv {
         site_packages: site.to_string(),
@@ -291,7 +304,194 @@ fn scan_site(
         nvidia_wheels,
         cuda_packages,
         extensions,
+        frameworks,
     })
+}
+
+/// The CUDA builds of the frameworks other than torch in one site-packages.
+fn frameworks(
+    ctx: &Context,
+    site: &str,
+    dists: &[Package],
+    wheel_libs: &[LibraryFile],
+) -> Vec<FrameworkBuild> {
+    let listing = Source::Listing {
+        path: site.to_string(),
+    };
+    let version_of = |name: &str| {
+        dists
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.version.clone())
+    };
+    let mut out = Vec::new();
+    for d in dists {
+        let Some(named) = p::cuda_of_distribution(&d.name) else {
+            continue;
+        };
+        let cuda = Observed::found(
+            FrameworkCuda {
+                major: named.major,
+                minor: named.minor,
+                cudnn_major: None,
+                read_from: format!("distribution name {}", d.name),
+            },
+            listing.clone(),
+        );
+        let same_release = if named.framework == "jax" {
+            // jaxlib uses a plugin only when both are one release
+            // (jaxlib/plugin_support.py); the plugin pins its pjrt.
+            let pjrt = format!("jax-cuda{}-pjrt", named.major);
+            ["jaxlib", d.name.as_str(), pjrt.as_str()]
+                .iter()
+                .filter_map(|n| {
+                    version_of(n).map(|version| Package {
+                        name: n.to_string(),
+                        version,
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        out.push(FrameworkBuild {
+            framework: named.framework.to_string(),
+            distribution: d.name.clone(),
+            version: d.version.clone(),
+            cuda,
+            same_release,
+            cuda_library: None,
+            loads: Vec::new(),
+        });
+    }
+    for name in [
+        "tensorflow",
+        "tensorflow-cpu",
+        "tensorflow-gpu",
+        "tf-nightly",
+    ] {
+        if let Some(version) = version_of(name) {
+            out.push(tensorflow(&ctx.host, site, name, version));
+        }
+    }
+    if let Some(version) = version_of("onnxruntime-gpu") {
+        out.push(onnxruntime_gpu(ctx, site, version, wheel_libs));
+    }
+    out
+}
+
+/// TensorFlow's CUDA build from its generated `build_info.py`.
+fn tensorflow(host: &Host, site: &str, name: &str, version: String) -> FrameworkBuild {
+    let path = format!("{site}/tensorflow/python/platform/build_info.py");
+    let source = Source::file(path.clone());
+    let cuda = match host.read_string(&path) {
+        Ok(Some(text)) => match p::parse_tf_build_info(&text) {
+            None => Observed::failed(source, "build_info.py has no is_cuda_build entry"),
+            Some(b) if !b.is_cuda_build => {
+                Observed::absent(source, "a CPU build (is_cuda_build is False)")
+            }
+            Some(b) => match b.cuda_version.as_deref().map(release_pair) {
+                Some(Some((major, minor))) => Observed::found(
+                    FrameworkCuda {
+                        major,
+                        minor,
+                        cudnn_major: b
+                            .cudnn_version
+                            .as_deref()
+                            .and_then(|c| gpukb_facts::compat::release_numbers(c).first().copied()),
+                        read_from: format!(
+                            "cuda_version '{}' in build_info.py",
+                            b.cuda_version.clone().unwrap_or_default()
+                        ),
+                    },
+                    source,
+                ),
+                _ => Observed::failed(source, "build_info.py names no readable cuda_version"),
+            },
+        },
+        Ok(None) => Observed::absent(
+            source,
+            "tensorflow/python/platform/build_info.py is missing",
+        ),
+        Err(e) => super::observed_error(source, e),
+    };
+    FrameworkBuild {
+        framework: "tensorflow".into(),
+        distribution: name.into(),
+        version,
+        cuda,
+        same_release: Vec::new(),
+        cuda_library: None,
+        loads: Vec::new(),
+    }
+}
+
+/// `12.5.1` → (12, Some(5)); `12` → (12, None).
+fn release_pair(v: &str) -> Option<(u32, Option<u32>)> {
+    let n = gpukb_facts::compat::release_numbers(v);
+    Some((*n.first()?, n.get(1).copied()))
+}
+
+/// ONNX Runtime's CUDA execution provider: the CUDA and cuDNN majors its
+/// `NEEDED` sonames name, and where each resolves.
+fn onnxruntime_gpu(
+    ctx: &Context,
+    site: &str,
+    version: String,
+    wheel_libs: &[LibraryFile],
+) -> FrameworkBuild {
+    let dir = format!("{site}/onnxruntime/capi");
+    let so = format!("{dir}/libonnxruntime_providers_cuda.so");
+    let source = Source::Elf { path: so.clone() };
+    let (cuda, loads) = match ctx.host.elf(&so) {
+        Ok(Some(info)) => {
+            let cuda = match p::cuda_of_sonames(&info.needed) {
+                Some((major, cudnn)) => Observed::found(
+                    FrameworkCuda {
+                        major,
+                        minor: None,
+                        cudnn_major: cudnn,
+                        read_from: format!(
+                            "NEEDED {}",
+                            info.needed
+                                .iter()
+                                .filter(|n| n.starts_with("libcudart.so.")
+                                    || n.starts_with("libcublas")
+                                    || n.starts_with("libcudnn.so."))
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    },
+                    source,
+                ),
+                None => {
+                    Observed::failed(source, "its NEEDED sonames name no CUDA runtime or cuBLAS")
+                }
+            };
+            let loads = info
+                .needed
+                .iter()
+                .filter(|n| family_of(n).is_some())
+                .map(|n| resolve(ctx, n, &info, &dir, wheel_libs))
+                .collect();
+            (cuda, loads)
+        }
+        Ok(None) => (
+            Observed::absent(source, "libonnxruntime_providers_cuda.so is missing"),
+            Vec::new(),
+        ),
+        Err(e) => (super::observed_error(source, e), Vec::new()),
+    };
+    FrameworkBuild {
+        framework: "onnxruntime-gpu".into(),
+        distribution: "onnxruntime-gpu".into(),
+        version,
+        cuda,
+        same_release: Vec::new(),
+        cuda_library: Some(so),
+        loads,
+    }
 }
 
 /// Where each package keeps its CUDA extension libraries: (distribution,
@@ -438,7 +638,8 @@ fn torch(
     })
 }
 
-/// Resolves `soname` the way glibc's loader does for `libtorch_cuda.so`:
+/// Resolves `soname` the way glibc's loader does for a library in `origin`
+/// (`libtorch_cuda.so`, ONNX Runtime's CUDA provider):
 /// DT_RPATH (when there is no DT_RUNPATH), `LD_LIBRARY_PATH`, DT_RUNPATH,
 /// `/etc/ld.so.cache`, then the default directories.
 fn resolve(

@@ -5,7 +5,7 @@
 //! machine with a sentence, or is undecided with the reason (a fact this
 //! input could not observe is never a finding).
 
-use super::view::View;
+use super::view::{framework_key, View};
 use super::{Affects, Evidence, Finding, Layer, Severity};
 use gpukb_facts::compat::{self, DriverCompat, Outcome as ImageOutcome};
 use gpukb_facts::{Observed, Source};
@@ -77,14 +77,17 @@ pub const CHECKS: &[Check] = &[
     Check { name: "mig_enabled", layer: Layer::CudaDriver, category: "mig_confusion", explained_by: &[], meaning: "MIG mode is enabled, with instances (context)", run: mig_enabled },
     Check { name: "cuda_init_failed", layer: Layer::CudaDriver, category: "suspend_resume_driver_state", explained_by: CUDA_CAUSES, meaning: "cuInit did not return CUDA_SUCCESS", run: cuda_init_failed },
     Check { name: "driver_older_than_torch_cuda", layer: Layer::CudaDriver, category: "driver_too_old", explained_by: &["container_ships_driver_libraries", "driver_userspace_mismatch"], meaning: "the driver's CUDA version cannot run the CUDA version torch was built with", run: driver_older_than_torch_cuda },
+    Check { name: "driver_older_than_framework_cuda", layer: Layer::CudaDriver, category: "driver_too_old", explained_by: &["container_ships_driver_libraries", "driver_userspace_mismatch", "driver_older_than_torch_cuda"], meaning: "the driver's CUDA version cannot run the CUDA version a JAX plugin, CuPy, TensorFlow, ONNX Runtime or TensorRT build targets", run: driver_older_than_framework_cuda },
     Check { name: "torch_library_missing", layer: Layer::CudaLibraries, category: "missing_runtime_lib", explained_by: &["jetson_torch_wheel_mismatch", "jetson_generic_aarch64_wheel"], meaning: "a CUDA library torch needs is not found by the loader", run: torch_library_missing },
     Check { name: "library_shadowed_by_ld_library_path", layer: Layer::CudaLibraries, category: "env_cuda_runtime_mismatch", explained_by: &[], meaning: "torch loads a CUDA library through LD_LIBRARY_PATH, not the copy its wheel pins", run: library_shadowed },
+    Check { name: "onnxruntime_cuda_library_missing", layer: Layer::CudaLibraries, category: "missing_runtime_lib", explained_by: &[], meaning: "a CUDA library ONNX Runtime's CUDA execution provider needs is not found by the loader (it falls back to the CPU)", run: onnxruntime_cuda_library_missing },
     Check { name: "cuda_home_older_than_torch", layer: Layer::CudaLibraries, category: "cuda_home_mismatch", explained_by: &[], meaning: "CUDA_HOME (or /usr/local/cuda) is an older CUDA than torch's (extension builds break)", run: cuda_home_older_than_torch },
     Check { name: "duplicate_library_versions", layer: Layer::CudaLibraries, category: "cudnn_version_mismatch", explained_by: &[], meaning: "several versions of a CUDA library are installed", run: duplicate_library_versions },
     Check { name: "torch_cpu_only", layer: Layer::Framework, category: "cpu_only_wheel", explained_by: &[], meaning: "the torch install is a CPU-only build on a machine with an NVIDIA GPU", run: torch_cpu_only },
     Check { name: "jetson_torch_wheel_mismatch", layer: Layer::Framework, category: "jetson_jetpack_mismatch", explained_by: &[], meaning: "a Jetson torch wheel built for another JetPack", run: jetson_torch_wheel_mismatch },
     Check { name: "jetson_generic_aarch64_wheel", layer: Layer::Framework, category: "jetson_pip_wheel", explained_by: &[], meaning: "a generic PyPI aarch64 torch wheel on a Jetson", run: jetson_generic_aarch64_wheel },
     Check { name: "torch_pin_mismatch", layer: Layer::Framework, category: "cudnn_version_mismatch", explained_by: &["torch_library_missing", "library_shadowed_by_ld_library_path"], meaning: "installed nvidia-* wheels do not satisfy torch's pins", run: torch_pin_mismatch },
+    Check { name: "jax_plugin_version_mismatch", layer: Layer::Framework, category: "jax_plugin_version_mismatch", explained_by: &[], meaning: "JAX's CUDA plugin (or its pjrt) is not jaxlib's release, so jaxlib does not use it and JAX runs on the CPU", run: jax_plugin_version_mismatch },
     Check { name: "torch_lacks_gpu_arch", layer: Layer::KernelImage, category: "arch_mismatch_wheel", explained_by: &["torch_cpu_only"], meaning: "a GPU can run neither the SASS nor the PTX of the installed torch", run: torch_lacks_gpu_arch },
     Check { name: "extension_lacks_gpu_arch", layer: Layer::KernelImage, category: "arch_mismatch_prebuilt", explained_by: &["torch_cpu_only", "torch_lacks_gpu_arch"], meaning: "a CUDA extension (flash-attn, xformers, vLLM, bitsandbytes…) has no kernel image a GPU runs", run: extension_lacks_gpu_arch },
     Check { name: "probe_kernels_fail", layer: Layer::CudaDriver, category: "xid_hardware", explained_by: CUDA_CAUSES, meaning: "gpukb probe's kernels failed to run or computed wrong results on a GPU", run: probe_kernels_fail },
@@ -1332,6 +1335,236 @@ fn jetson_torch_wheel_mismatch(v: &View) -> Outcome {
 }
 fn jetson_generic_aarch64_wheel(v: &View) -> Outcome {
     jetson_wheels(v, true)
+}
+
+// ---- frameworks other than torch ----
+
+/// Packages whose presence means a framework build was there to read.
+const FRAMEWORK_PACKAGES: &[&str] = &[
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+    "cupy-cuda11x",
+    "cupy-cuda12x",
+    "cupy-cuda13x",
+    "tensorflow",
+    "onnxruntime-gpu",
+    "tensorrt-cu12",
+    "tensorrt-cu13",
+];
+
+fn env_severity(v: &View, e: &gpukb_facts::fingerprint::PythonEnv) -> Severity {
+    if v.is_active(e) {
+        Severity::Failure
+    } else {
+        Severity::Warning
+    }
+}
+
+fn driver_older_than_framework_cuda(v: &View) -> Outcome {
+    let Some((drv, src)) = v.driver_cuda() else {
+        return Outcome::Undecided("the driver's CUDA version was not observed".into());
+    };
+    let builds = v.frameworks();
+    let mut out = Vec::new();
+    let mut read = 0;
+    for (e, fw) in &builds {
+        let Observed::Found { value: c, source } = &fw.cuda else {
+            continue;
+        };
+        read += 1;
+        let need = c.version();
+        if compat::driver_runs_cuda(drv, need) != DriverCompat::TooOld {
+            continue;
+        }
+        let floor = compat::min_driver_for(need).unwrap_or("?");
+        out.push(
+            finding(
+                Some(framework_key(e, fw)),
+                format!(
+                    "The driver supports CUDA {drv}; {} {} is built for CUDA {c} (driver {floor}+)",
+                    fw.distribution, fw.version
+                ),
+                env_severity(v, e),
+                vec![
+                    Evidence::new(format!("driver CUDA {drv}"), &src),
+                    Evidence::new(
+                        format!(
+                            "{} {} built for CUDA {c} ({})",
+                            fw.distribution, fw.version, c.read_from
+                        ),
+                        source,
+                    ),
+                ],
+            )
+            .affects(vec![Affects::env(&e.site_packages)])
+            .confirm(&[
+                "nvidia-smi | head -4",
+                "pip list 2>/dev/null | grep -Ei 'jax|cupy|tensorflow|onnxruntime|tensorrt'",
+            ]),
+        );
+    }
+    if !out.is_empty() {
+        return Outcome::Found(out);
+    }
+    if read == 0 {
+        return if v.has_package(FRAMEWORK_PACKAGES) {
+            Outcome::Undecided("no framework's CUDA build could be read".into())
+        } else {
+            Outcome::Undecided("no JAX CUDA plugin, CuPy, TensorFlow, ONNX Runtime GPU or TensorRT in the Python envs read".into())
+        };
+    }
+    Outcome::Clear(format!(
+        "the driver (CUDA {drv}) runs every framework build here"
+    ))
+}
+
+fn jax_plugin_version_mismatch(v: &View) -> Outcome {
+    let mut out = Vec::new();
+    let mut seen = 0;
+    for (e, fw) in v.frameworks() {
+        if fw.framework != "jax" {
+            continue;
+        }
+        seen += 1;
+        let listing = Source::Listing {
+            path: e.site_packages.clone(),
+        };
+        let jaxlib = fw.same_release.iter().find(|p| p.name == "jaxlib");
+        let title = match jaxlib {
+            None => format!(
+                "{} {} is installed without jaxlib: JAX cannot use it",
+                fw.distribution, fw.version
+            ),
+            Some(lib) => {
+                let off: Vec<String> = fw
+                    .same_release
+                    .iter()
+                    .filter(|p| {
+                        p.name != "jaxlib" && !compat::jax_plugin_usable(&lib.version, &p.version)
+                    })
+                    .map(|p| format!("{} {}", p.name, p.version))
+                    .collect();
+                if off.is_empty() {
+                    continue;
+                }
+                format!(
+                    "{} {} not jaxlib {}'s release: jaxlib does not use the plugin and JAX runs on the CPU",
+                    off.join(" and "),
+                    if off.len() == 1 { "is" } else { "are" },
+                    lib.version
+                )
+            }
+        };
+        let installed = fw
+            .same_release
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.version))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(
+            finding(
+                Some(framework_key(e, fw)),
+                title,
+                env_severity(v, e),
+                vec![Evidence::new(format!("installed: {installed}"), &listing)],
+            )
+            .affects(vec![Affects::env(&e.site_packages)])
+            .confirm(&[
+                "pip list 2>/dev/null | grep -Ei '^(jax|jaxlib|jax-cuda)'",
+                "python3 -c 'import jax; print(jax.devices())'",
+            ]),
+        );
+    }
+    match (seen, out.is_empty()) {
+        (0, _) if v.has_package(&["jax-cuda12-plugin", "jax-cuda13-plugin"]) => {
+            Outcome::Undecided("JAX's CUDA plugin was listed but not read".into())
+        }
+        (0, _) => Outcome::Undecided("no JAX CUDA plugin in the Python envs read".into()),
+        (_, true) => Outcome::Clear("every JAX CUDA plugin is jaxlib's release".into()),
+        _ => Outcome::Found(out),
+    }
+}
+
+fn onnxruntime_cuda_library_missing(v: &View) -> Outcome {
+    let mut out = Vec::new();
+    let mut resolved = 0;
+    for (e, fw) in v.frameworks() {
+        if fw.framework != "onnxruntime-gpu" || fw.loads.is_empty() {
+            continue;
+        }
+        resolved += 1;
+        let missing: Vec<&str> = fw
+            .loads
+            .iter()
+            .filter(|l| {
+                l.path.is_none() && CUDA_LIB_PREFIXES.iter().any(|p| l.soname.starts_with(p))
+            })
+            .map(|l| l.soname.as_str())
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        // A copy in this env's nvidia-* wheels is off the loader's path but
+        // onnxruntime.preload_dlls() (or importing torch first) loads it.
+        let in_wheels: Vec<&str> = missing
+            .iter()
+            .copied()
+            .filter(|m| {
+                v.fp.libraries.files.iter().any(|f| {
+                    f.soname == *m
+                        && f.found_via.starts_with("pip ")
+                        && f.path.starts_with(&e.site_packages)
+                })
+            })
+            .collect();
+        let so = fw.cuda_library.clone().unwrap_or_default();
+        let source = Source::Elf { path: so.clone() };
+        let (severity, tail) = if in_wheels.len() == missing.len() {
+            (
+                Severity::Warning,
+                " (this env's nvidia-* wheels carry them: only onnxruntime.preload_dlls() or an earlier import torch loads them)",
+            )
+        } else {
+            (
+                env_severity(v, e),
+                ": its CUDA execution provider does not load and inference runs on the CPU",
+            )
+        };
+        out.push(
+            finding(
+                Some(framework_key(e, fw)),
+                format!(
+                    "onnxruntime-gpu {} needs {} and the loader finds no copy{tail}",
+                    fw.version,
+                    missing.join(", ")
+                ),
+                severity,
+                vec![Evidence::new(
+                    format!(
+                        "{} NEEDs {}; they resolve nowhere (RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default dirs)",
+                        so.rsplit('/').next().unwrap_or(&so),
+                        missing.join(", ")
+                    ),
+                    &source,
+                )],
+            )
+            .affects(vec![Affects::env(&e.site_packages)])
+            .confirm(&[
+                "python3 -c 'import onnxruntime as ort; print(ort.get_available_providers())'",
+                "ldd $(python3 -c 'import onnxruntime, os; print(os.path.dirname(onnxruntime.__file__))')/capi/libonnxruntime_providers_cuda.so | grep 'not found'",
+            ]),
+        );
+    }
+    match (resolved, out.is_empty()) {
+        (0, _) if v.has_package(&["onnxruntime-gpu"]) => Outcome::Undecided(
+            "onnxruntime-gpu is installed but its CUDA provider's libraries were not read".into(),
+        ),
+        (0, _) => Outcome::Undecided("no onnxruntime-gpu in the Python envs read".into()),
+        (_, true) => {
+            Outcome::Clear("every CUDA library ONNX Runtime's CUDA provider needs resolves".into())
+        }
+        _ => Outcome::Found(out),
+    }
 }
 
 fn torch_pin_mismatch(v: &View) -> Outcome {

@@ -7,6 +7,7 @@
 
 use super::view::View;
 use super::{Finding, FixStep};
+use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
 use gpukb_facts::select::{
     pick_driver_branch, pick_torch, TorchBuild, PROPOSED_BRANCH, TORCH_BUILDS_AS_OF,
 };
@@ -36,6 +37,180 @@ fn step(
         warning: warning.map(str::to_string),
         for_this_machine: mine,
     }
+}
+
+/// The version a JAX install should be brought to: jax's own, else jaxlib's.
+fn jax_release(e: &PythonEnv, fw: &FrameworkBuild) -> String {
+    let of = |n: &str| {
+        e.cuda_packages
+            .iter()
+            .find(|p| p.name == n)
+            .map(|p| p.version.clone())
+    };
+    of("jax")
+        .or_else(|| of("jaxlib"))
+        .unwrap_or_else(|| fw.version.clone())
+}
+
+/// Reinstalls jax, jaxlib and the CUDA `major` plugin and pjrt as one release
+/// (`jax[cudaNN]==V` pins all four: the jax METADATA's extras).
+fn jax_reinstall(e: &PythonEnv, fw: &FrameworkBuild, major: u32) -> Vec<FixStep> {
+    let release = jax_release(e, fw);
+    let old: Vec<String> = fw
+        .same_release
+        .iter()
+        .filter(|p| p.name != "jaxlib")
+        .map(|p| p.name.clone())
+        .collect();
+    let mut commands = Vec::new();
+    if !old.is_empty() {
+        commands.push(format!("pip uninstall -y {}", old.join(" ")));
+    }
+    commands.push(format!(
+        "pip install --force-reinstall \"jax[cuda{major}]=={release}\""
+    ));
+    commands.push("python3 -c 'import jax; print(jax.devices())'".into());
+    vec![step(
+        format!("Install jax {release} with its CUDA {major} plugin and pjrt as one release"),
+        &commands,
+        None,
+        true,
+    )]
+}
+
+/// The build of `fw` for CUDA `major` (the driver's), when one is published.
+fn framework_build_for(e: &PythonEnv, fw: &FrameworkBuild, major: u32) -> Vec<FixStep> {
+    let keep = |mut v: Vec<FixStep>| {
+        for x in &mut v {
+            x.text = format!("Or keep the driver: {}", x.text);
+        }
+        v
+    };
+    match fw.framework.as_str() {
+        // JAX publishes CUDA plugins for CUDA 12 and 13 (jax[cuda12], jax[cuda13]).
+        "jax" if (12..=13).contains(&major) => keep(jax_reinstall(e, fw, major)),
+        // CuPy publishes cupy-cuda11x, cupy-cuda12x and cupy-cuda13x.
+        "cupy" if (11..=13).contains(&major) => {
+            let pin = if major >= 12 { format!("=={}", fw.version) } else { String::new() };
+            keep(vec![step(
+                format!("Install CuPy's CUDA {major} build"),
+                &[format!("pip uninstall -y {}", fw.distribution), format!("pip install cupy-cuda{major}x{pin}")],
+                None,
+                true,
+            )])
+        }
+        "tensorrt" if (12..=13).contains(&major) => keep(vec![step(
+            format!("Install TensorRT's CUDA {major} build"),
+            &[format!("pip uninstall -y {}", fw.distribution), format!("pip install tensorrt-cu{major}")],
+            None,
+            true,
+        )]),
+        "tensorflow" | "onnxruntime-gpu" => keep(vec![step(
+            format!(
+                "Install a {} release built for CUDA {major}.x (its tested build configurations / CUDA execution provider requirements list which)",
+                fw.framework
+            ),
+            &[],
+            None,
+            false,
+        )]),
+        _ => vec![],
+    }
+}
+
+/// The pip wheel that ships `soname` for CUDA `major`.
+fn wheel_for(soname: &str, major: u32) -> Option<String> {
+    let family = soname.split(".so").next()?;
+    let base = match family {
+        "libcudart" => "nvidia-cuda-runtime",
+        "libcublas" | "libcublasLt" => "nvidia-cublas",
+        "libcudnn" => "nvidia-cudnn",
+        "libcufft" => "nvidia-cufft",
+        "libcurand" => "nvidia-curand",
+        "libcusparse" => "nvidia-cusparse",
+        "libcusolver" => "nvidia-cusolver",
+        "libnvrtc" => "nvidia-cuda-nvrtc",
+        "libnvJitLink" => "nvidia-nvjitlink",
+        _ => return None,
+    };
+    // CUDA 13's toolkit wheels drop the suffix (nvidia-cublas 13.x; the H200
+    // capture's torch cu130 env), cuDNN keeps it (nvidia-cudnn-cu13).
+    Some(if major >= 13 && base != "nvidia-cudnn" {
+        base.to_string()
+    } else {
+        format!("{base}-cu{major}")
+    })
+}
+
+/// The first onnxruntime-gpu release on PyPI built for CUDA 13: its METADATA's
+/// `cuda` extra requires the CUDA 13 runtime wheel (1.25.1's still the
+/// `-cu12` one; checked on the PyPI METADATA of 1.23.2, 1.24.1, 1.25.1,
+/// 1.27.0, 1.29.0–1.31.1 on 2026-12-01).
+const ORT_FIRST_CUDA13: &str = "1.27.0";
+
+/// The CUDA major of the runtime wheel an env carries (`nvidia-cuda-runtime`
+/// 13.0.96 → 13, `nvidia-cuda-runtime-cu12` → 12).
+fn env_cuda_major(e: &PythonEnv) -> Option<u32> {
+    e.nvidia_wheels.iter().find_map(|w| match w.name.as_str() {
+        "nvidia-cuda-runtime" => w.version.split('.').next()?.parse().ok(),
+        n => n.strip_prefix("nvidia-cuda-runtime-cu")?.parse().ok(),
+    })
+}
+
+/// An onnxruntime-gpu built for the CUDA major the env's wheels already carry.
+fn onnxruntime_for_env(e: &PythonEnv, fw: &FrameworkBuild) -> Vec<FixStep> {
+    let (Some(env), Some(built)) = (env_cuda_major(e), fw.cuda.value().map(|c| c.major)) else {
+        return vec![];
+    };
+    let spec = match (env, built) {
+        (13, 12) => format!("'onnxruntime-gpu>={ORT_FIRST_CUDA13}'"),
+        (12, 13) => format!("'onnxruntime-gpu<{ORT_FIRST_CUDA13}'"),
+        _ => return vec![],
+    };
+    vec![step(
+        format!("Or install an onnxruntime-gpu built for CUDA {env}, whose libraries this env's nvidia-* wheels already carry"),
+        &[
+            format!("pip install --force-reinstall {spec}"),
+            "python3 -c 'import onnxruntime as ort; ort.preload_dlls(); print(ort.get_available_providers())'".into(),
+        ],
+        None,
+        true,
+    )]
+}
+
+/// Brings the CUDA libraries ONNX Runtime's CUDA provider needs into the env.
+fn onnxruntime_libraries(fw: &FrameworkBuild) -> Vec<FixStep> {
+    let missing: Vec<&str> = fw
+        .loads
+        .iter()
+        .filter(|l| l.path.is_none())
+        .map(|l| l.soname.as_str())
+        .collect();
+    let Some(major) = fw.cuda.value().map(|c| c.major) else {
+        return vec![];
+    };
+    let mut wheels: Vec<String> = missing.iter().filter_map(|m| wheel_for(m, major)).collect();
+    wheels.sort();
+    wheels.dedup();
+    let mut s = Vec::new();
+    if !wheels.is_empty() {
+        s.push(step(
+            format!("Install the CUDA {major} wheels that carry {} and load them before the session (onnxruntime.preload_dlls(), ONNX Runtime 1.21+)", missing.join(", ")),
+            &[
+                format!("pip install {}", wheels.join(" ")),
+                "python3 -c 'import onnxruntime as ort; ort.preload_dlls(); print(ort.get_available_providers())'".into(),
+            ],
+            None,
+            true,
+        ));
+    }
+    s.push(step(
+        format!("Or put a CUDA {major} copy of them on the loader path (a CUDA {major} toolkit's lib64 in LD_LIBRARY_PATH or ld.so.conf)"),
+        &[format!("ldconfig -p | grep -E '{}'", missing.iter().map(|m| m.replace('.', "\\.")).collect::<Vec<_>>().join("|"))],
+        None,
+        true,
+    ));
+    s
 }
 
 /// Fills `f.fixes` for this machine.
@@ -99,6 +274,36 @@ pub fn compute(v: &View, f: &mut Finding) {
             let mut s = driver_fix(need);
             s.extend(torch_fix().into_iter().map(|mut x| { x.text = format!("Or keep the driver: {}", x.text); x }));
             s
+        }
+        "driver_older_than_framework_cuda" => {
+            let key = f.id.split_once(':').map_or("", |(_, k)| k);
+            let Some((e, fw)) = v.framework_by_key(key) else {
+                return;
+            };
+            let need = fw.cuda.value().map(|c| c.version());
+            let mut s = driver_fix(need);
+            if let Some(d) = driver_cuda {
+                s.extend(framework_build_for(e, fw, d.major));
+            }
+            s
+        }
+        "jax_plugin_version_mismatch" => {
+            let key = f.id.split_once(':').map_or("", |(_, k)| k);
+            match v.framework_by_key(key) {
+                Some((e, fw)) => jax_reinstall(e, fw, fw.cuda.value().map_or(12, |c| c.major)),
+                None => vec![],
+            }
+        }
+        "onnxruntime_cuda_library_missing" => {
+            let key = f.id.split_once(':').map_or("", |(_, k)| k);
+            match v.framework_by_key(key) {
+                Some((e, fw)) => {
+                    let mut s = onnxruntime_libraries(fw);
+                    s.extend(onnxruntime_for_env(e, fw));
+                    s
+                }
+                None => vec![],
+            }
         }
         "torch_lacks_gpu_arch" | "torch_cpu_only" => torch_fix(),
         "extension_lacks_gpu_arch" => vec![step(

@@ -4,7 +4,7 @@
 //! and the per-layer status the doctor prints.
 
 use super::{Evidence, Finding, Layer, LayerReport, Severity, Status};
-use gpukb_facts::fingerprint::{PciDevice, PythonEnv, TorchInstall};
+use gpukb_facts::fingerprint::{FrameworkBuild, PciDevice, PythonEnv, TorchInstall};
 use gpukb_facts::{ComputeCapability, CudaVersion, Fingerprint, Observed, Source};
 
 /// One GPU as the checks see it.
@@ -216,6 +216,33 @@ impl<'a> View<'a> {
             .collect()
     }
 
+    /// Every framework build other than torch (JAX, CuPy, TensorFlow, ONNX
+    /// Runtime, TensorRT), with its env.
+    pub fn frameworks(&self) -> Vec<(&'a PythonEnv, &'a FrameworkBuild)> {
+        self.fp
+            .python
+            .iter()
+            .flat_map(|e| e.frameworks.iter().map(move |f| (e, f)))
+            .collect()
+    }
+
+    /// The framework build a finding's id names ([`framework_key`]).
+    pub fn framework_by_key(&self, key: &str) -> Option<(&'a PythonEnv, &'a FrameworkBuild)> {
+        self.frameworks()
+            .into_iter()
+            .find(|(e, f)| framework_key(e, f) == key)
+    }
+
+    /// Whether any env lists one of `packages` (old fingerprints list them
+    /// in `cuda_packages` without the `frameworks` reading).
+    pub fn has_package(&self, packages: &[&str]) -> bool {
+        self.fp.python.iter().any(|e| {
+            e.cuda_packages
+                .iter()
+                .any(|p| packages.contains(&p.name.as_str()))
+        })
+    }
+
     /// The active Python env prefix (`$VIRTUAL_ENV`, `$CONDA_PREFIX`).
     pub fn active_prefix(&self) -> Option<&str> {
         self.env("VIRTUAL_ENV")
@@ -290,6 +317,34 @@ impl<'a> View<'a> {
             parts.join("; ")
         }
     }
+}
+
+/// What a finding about one framework build appends to its check's name:
+/// the env and the distribution (`/opt/venv/…/site-packages:jax-cuda13-plugin`).
+pub fn framework_key(env: &PythonEnv, fw: &FrameworkBuild) -> String {
+    format!("{}:{}", env.site_packages, fw.distribution)
+}
+
+/// One line per framework build for the framework layer.
+fn framework_line(env: &PythonEnv, fw: &FrameworkBuild) -> Evidence {
+    let cuda = match &fw.cuda {
+        Observed::Found { value, .. } => format!(
+            "CUDA {value}{}, from {}",
+            value
+                .cudnn_major
+                .map(|c| format!(", cuDNN {c}"))
+                .unwrap_or_default(),
+            value.read_from
+        ),
+        o => format!("CUDA build not read: {}", o.why_not().unwrap_or("")),
+    };
+    Evidence::new(
+        format!(
+            "{} {} ({cuda}) in {}",
+            fw.distribution, fw.version, env.site_packages
+        ),
+        fw.cuda.source(),
+    )
 }
 
 /// Each layer's status: the worst finding on it, else ok when its facts were
@@ -473,12 +528,11 @@ fn healthy_status(v: &View, layer: Layer) -> (Status, Vec<Evidence>) {
             }
         }
         Layer::Framework => {
-            let torches = v.torches();
-            match torches.first() {
-                None => (Status::NotApplicable, vec![]),
-                Some((e, t)) => (
-                    Status::Ok,
-                    vec![Evidence::new(
+            let mut evidence: Vec<Evidence> = v
+                .torches()
+                .first()
+                .map(|(e, t)| {
+                    Evidence::new(
                         format!(
                             "torch {} ({}) in {}",
                             t.version,
@@ -487,8 +541,19 @@ fn healthy_status(v: &View, layer: Layer) -> (Status, Vec<Evidence>) {
                             e.site_packages
                         ),
                         &t.source,
-                    )],
-                ),
+                    )
+                })
+                .into_iter()
+                .collect();
+            evidence.extend(
+                v.frameworks()
+                    .into_iter()
+                    .map(|(e, f)| framework_line(e, f)),
+            );
+            if evidence.is_empty() {
+                (Status::NotApplicable, vec![])
+            } else {
+                (Status::Ok, evidence)
             }
         }
         Layer::KernelImage => {
