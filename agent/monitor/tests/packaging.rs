@@ -33,6 +33,7 @@ fn exported() -> BTreeSet<String> {
         interval: Duration::from_secs(30),
         stack_interval: Duration::from_secs(600),
         nvml_deadline: Duration::from_secs(1),
+        canary: None,
     };
     // Healthy first, then broken: the second pass has stack changes to count.
     let healthy =
@@ -47,7 +48,7 @@ fn exported() -> BTreeSet<String> {
     );
     let mut a = Agent::open(cfg, host).unwrap();
     let p = a.stack_pass().unwrap();
-    let text = a.exposition(Some(&p.snapshot), None, Ok(())).unwrap();
+    let text = a.exposition(Some(&p.snapshot), None, Ok(()), None).unwrap();
     let mut names: BTreeSet<String> = text
         .lines()
         .filter_map(|l| l.strip_prefix("# TYPE "))
