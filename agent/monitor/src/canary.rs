@@ -208,6 +208,10 @@ pub struct ChildLauncher {
 }
 
 impl Launcher for ChildLauncher {
+    // Not the host's Runner: it gives one timeout to a whole command and its
+    // output at the end; the canary needs each announced step under its own
+    // deadline, read as it comes.
+    #[allow(clippy::disallowed_methods)]
     fn launch(&self, gpu: &GpuFacts) -> Outcome {
         let t0 = Instant::now();
         let failed = |call: &str, code: Option<u32>, name: String| Outcome::Failed {
