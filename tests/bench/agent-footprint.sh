@@ -28,7 +28,7 @@ for a in "$@"; do
   esac
 done
 [ -x "$G" ] || { echo "no gpukb binary at $G (cargo build --release -p gpukb)"; exit 2; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time: apt-get install time)"; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time, for peak RSS: apt-get install time)"; exit 2; }
 T=$(mktemp -d)
 DPID=
 cleanup() { [ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null; rm -rf "$T"; }
@@ -37,17 +37,25 @@ trap cleanup EXIT
 
 ROWS="$T/rows"
 : >"$ROWS"
-# one run: "wall_s cpu_s maxrss_kb"
+# one run: "wall_s cpu_s maxrss_kb". CPU (user+sys, the command and what it waited for)
+# from bash's `times` in a subshell, to the millisecond (GNU time prints hundredths,
+# too coarse next to nvidia-smi's 20 ms); peak RSS from GNU time; wall from the clock.
+now() { if [ -n "${EPOCHREALTIME:-}" ]; then echo "$EPOCHREALTIME"; else date +%s.%N; fi; }
 once() {
-  /usr/bin/time -f "%e %U %S %M" -o "$T/t" "$@" >/dev/null 2>"$T/err"
-  tail -n 1 "$T/t" | awk '{printf "%.4f %.4f %d\n", $1, $2+$3, $4}'
+  local t0 t1 cpu
+  t0=$(now)
+  cpu=$( ( /usr/bin/time -f "%M" -o "$T/t" "$@" >/dev/null 2>&1; times ) | tail -n 1)
+  t1=$(now)
+  echo "$cpu" | awk -v a="$t0" -v b="$t1" -v rss="$(tail -n 1 "$T/t")" '
+    function secs(x,  m) { m = x; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", x); sub(/s$/, "", x); return m*60 + x }
+    {printf "%.4f %.4f %d\n", b-a, secs($1)+secs($2), rss}'
 }
 # median of RUNS runs (by CPU) -> a table row "label|wall|cpu|rss_kb"
 measure() {
   local label=$1; shift
   for _ in $(seq "$RUNS"); do once "$@"; done | sort -k2 -n |
     awk -v n="$RUNS" -v l="$label" '{w[NR]=$1; c[NR]=$2; r[NR]=$3}
-      END {m=int((n+1)/2); printf "%s|%.3f|%.3f|%d\n", l, w[m], c[m], r[m]}' >>"$ROWS"
+      END {m=int((n+1)/2); printf "%s|%.4f|%.4f|%d\n", l, w[m], c[m], r[m]}' >>"$ROWS"
 }
 row_of() { awk -F'|' -v l="$1" '$1==l' "$ROWS"; }
 
@@ -59,7 +67,7 @@ echo "== $($G --version 2>/dev/null | head -1); $(uname -m); $(nproc) CPUs; $(gr
 [ "$gpu" = yes ] && echo "== $(head -1 "$T/L"); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 
 A="$G agent --once --db $T/a.db --textfile $T/a.prom"
-once $A | awk -v l="gpukb agent --once (first run, cold cache)" '{printf "%s|%.3f|%.3f|%d\n", l, $1, $2, $3}' >>"$ROWS"
+once $A | awk -v l="gpukb agent --once (first run, cold cache)" '{printf "%s|%.4f|%.4f|%d\n", l, $1, $2, $3}' >>"$ROWS"
 measure "gpukb agent --once" $A
 if command -v python3 >/dev/null 2>&1; then
   measure "python3 -c pass" python3 -c pass
@@ -72,7 +80,7 @@ fi
 
 echo
 printf "%-44s %8s %8s %10s\n" "command" "wall s" "CPU s" "peak RSS"
-awk -F'|' '{printf "%-44s %8.3f %8.3f %7.1f MB\n", $1, $2, $3, $4/1024}' "$ROWS"
+awk -F'|' '{printf "%-44s %8.4f %8.4f %7.1f MB\n", $1, $2, $3, $4/1024}' "$ROWS"
 [ "$gpu" = yes ] || echo "(no NVIDIA GPU answers nvidia-smi here: the nvidia-smi rows are skipped)"
 
 echo
@@ -106,7 +114,7 @@ if [ "$DAEMON_SECS" -gt 0 ]; then
   echo
   extra=()
   [ -n "$CANARY" ] && extra=(--canary "$CANARY")
-  echo "== daemon: --interval 10s ${extra[*]} for ${DAEMON_SECS} s"
+  echo "== daemon: --interval 10s${extra[*]:+ ${extra[*]}} for ${DAEMON_SECS} s"
   $G agent --db "$T/d.db" --interval 10s --listen 127.0.0.1:0 "${extra[@]}" 2>"$T/d.log" &
   DPID=$!
   sleep 15   # the first stack snapshot and sample
