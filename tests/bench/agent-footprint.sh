@@ -69,6 +69,9 @@ echo "== $($G --version 2>/dev/null | head -1); $(uname -m); $(nproc) CPUs; $(gr
 A="$G agent --once --db $T/a.db --textfile $T/a.prom"
 once $A | awk -v l="gpukb agent --once (first run, cold cache)" '{printf "%s|%.4f|%.4f|%d\n", l, $1, $2, $3}' >>"$ROWS"
 measure "gpukb agent --once" $A
+if [ -n "$CANARY" ]; then
+  once $A --canary "$CANARY" | awk -v l="gpukb agent --once --canary (runs it once)" '{printf "%s|%.4f|%.4f|%d\n", l, $1, $2, $3}' >>"$ROWS"
+fi
 if command -v python3 >/dev/null 2>&1; then
   measure "python3 -c pass" python3 -c pass
 fi
@@ -108,7 +111,7 @@ fi
 echo
 echo "== what --once exported ($(grep -c '^gpukb_' "$T/a.prom" 2>/dev/null || echo 0) samples)"
 grep -E '^gpukb_(health|gpu_temp|power_usage|canary_ok)' "$T/a.prom" 2>/dev/null | head -6
-$G agent --once --db "$T/a.db" 2>/dev/null | grep -E 'cuInit|snapshot' | head -3
+$G agent --once --db "$T/a.db" ${CANARY:+--canary "$CANARY"} 2>/dev/null | grep -E 'cuInit|snapshot|canary' | head -12
 
 if [ "$DAEMON_SECS" -gt 0 ]; then
   echo
@@ -121,15 +124,18 @@ if [ "$DAEMON_SECS" -gt 0 ]; then
   if ! kill -0 "$DPID" 2>/dev/null; then echo "daemon exited early:"; cat "$T/d.log"; exit 1; fi
   hz=$(getconf CLK_TCK)
   t0=$(awk '{print $14+$15}' /proc/$DPID/stat)
+  c0=$(awk '{print $16+$17}' /proc/$DPID/stat)
   sleep "$DAEMON_SECS"
   t1=$(awk '{print $14+$15}' /proc/$DPID/stat)
+  c1=$(awk '{print $16+$17}' /proc/$DPID/stat)   # the canary's child processes
   rss=$(awk '/^VmRSS/ {print $2}' /proc/$DPID/status)
   hwm=$(awk '/^VmHWM/ {print $2}' /proc/$DPID/status)
   thr=$(awk '/^Threads/ {print $2}' /proc/$DPID/status)
   kill -TERM "$DPID"; wait "$DPID"; rc=$?; DPID=
-  awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$DAEMON_SECS" -v r="$rss" -v h="$hwm" -v t="$thr" -v rc="$rc" 'BEGIN {
+  awk -v a="$t0" -v b="$t1" -v ca="$c0" -v cb="$c1" -v hz="$hz" -v s="$DAEMON_SECS" -v r="$rss" -v h="$hwm" -v t="$thr" -v rc="$rc" 'BEGIN {
     pct = 100*(b-a)/hz/s
     printf "daemon: %.3f %% of one core over %d s (%.2f s CPU); RSS %.1f MB, peak %.1f MB; %d threads; exit %d\n", pct, s, (b-a)/hz, r/1024, h/1024, t, rc
+    if (cb > ca) printf "canary child processes: %.2f s CPU over the same %d s (%.3f %% of one core)\n", (cb-ca)/hz, s, 100*(cb-ca)/hz/s
     printf "%-52s %s\n", "daemon <= 0.1 % of one core", (pct <= 0.1 ? "met" : "NOT met") }'
   grep -v '^$' "$T/d.log" | tail -4
 fi
