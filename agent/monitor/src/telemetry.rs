@@ -371,12 +371,9 @@ fn canary_facts_of(nvml: &Nvml, index: u32) -> crate::canary::GpuFacts {
             Err(NvmlError::NotSupported) => Ok(false),
             Err(e) => Err(why(&e)),
         },
-        // Older drivers lack the _v3 call and answer _v2.
-        compute_processes: match d.running_compute_processes_count() {
-            Err(NvmlError::FailedToLoadSymbol(_)) => d.running_compute_processes_count_v2(),
-            r => r,
-        }
-        .map_err(|e| why(&e)),
+        // nvmlDeviceGetComputeRunningProcesses_v3: a driver without it cannot
+        // say, and the canary then leaves the GPU alone (facts_unreadable).
+        compute_processes: d.running_compute_processes_count().map_err(|e| why(&e)),
         unresponsive: None,
     }
 }
