@@ -10,7 +10,8 @@
 # /proc/PID/status.
 #
 # usage: tests/bench/agent-footprint.sh [--daemon[=SECS]] [path/to/gpukb]
-#        env: RUNS=7 DAEMON_SECS=0 CANARY=DUR (adds --canary DUR to the daemon)
+#        env: RUNS=7 DAEMON_SECS=0 CANARY=DUR (one --once run with --canary DUR, and its
+#        output) DAEMON_CANARY=1 (the daemon with --canary DUR too; its children's CPU apart)
 # Targets (issue 11): --once <= 20 MB RSS and <= 0.5x python3 CPU without a
 # GPU; with one, RSS <= nvidia-smi --query-gpu's and CPU <= 1x of it; the
 # daemon <= 0.1 % of one core.
@@ -23,7 +24,7 @@ for a in "$@"; do
   case "$a" in
     --daemon) DAEMON_SECS=300 ;;
     --daemon=*) DAEMON_SECS=${a#--daemon=} ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) G=$a ;;
   esac
 done
@@ -116,7 +117,7 @@ $G agent --once --db "$T/a.db" ${CANARY:+--canary "$CANARY"} 2>/dev/null | grep 
 if [ "$DAEMON_SECS" -gt 0 ]; then
   echo
   extra=()
-  [ -n "$CANARY" ] && extra=(--canary "$CANARY")
+  [ -n "$CANARY" ] && [ -n "${DAEMON_CANARY:-}" ] && extra=(--canary "$CANARY")
   echo "== daemon: --interval 10s${extra[*]:+ ${extra[*]}} for ${DAEMON_SECS} s"
   $G agent --db "$T/d.db" --interval 10s --listen 127.0.0.1:0 "${extra[@]}" 2>"$T/d.log" &
   DPID=$!
