@@ -69,6 +69,14 @@ pub struct AgentArgs {
     /// File kernel events under this boot id (default: /proc/sys/kernel/random/boot_id).
     #[arg(long, value_name = "ID", hide = true)]
     pub boot_id: Option<String>,
+    /// Every DUR, per GPU: a CUDA context, one small kernel and a host<->device copy, verified
+    /// (off by default; skips GPUs in exclusive or prohibited compute mode, in MIG mode or with
+    /// compute processes running). With --once: once.
+    #[arg(long, value_name = "DUR")]
+    pub canary: Option<String>,
+    /// Run the canary on CUDA device 0 and report on stdout (what `--canary` starts per GPU).
+    #[arg(long, hide = true)]
+    pub canary_child: bool,
 }
 
 /// The history path: `--db`, else the default rules.
@@ -109,8 +117,12 @@ fn config(args: &AgentArgs) -> anyhow::Result<Config> {
         );
     }
     anyhow::ensure!(args.max_db_mib >= 1, "--max-db-mib must be at least 1");
+    // The stack snapshot takes the cheap facts (gpukb_monitor::snapshot::observe):
+    // no cuInit, and libcuda is loaded only when NVML cannot give the driver's
+    // CUDA version; the checks that need cuInit stay unknown (the output says so).
     let mut settings = crate::machine::deadlines(&args.machine);
     settings.cuda_init = false;
+    let settings_cuda = settings.cuda;
     Ok(Config {
         db: db_path(&args.db)?,
         textfile: args.textfile.clone(),
@@ -123,7 +135,60 @@ fn config(args: &AgentArgs) -> anyhow::Result<Config> {
         interval: dur("interval", &args.interval)?,
         stack_interval: dur("stack-interval", &args.stack_interval)?,
         nvml_deadline: std::time::Duration::from_secs_f64(args.machine.timeout.clamp(0.1, 600.0)),
+        canary: canary_config(args, &settings_cuda)?,
     })
+}
+
+/// `--canary DUR`: the cadence and the child process that runs it (this
+/// binary, `agent --canary-child`), each CUDA call held to the CUDA deadline.
+#[allow(clippy::disallowed_methods)] // our own executable's path
+fn canary_config(
+    args: &AgentArgs,
+    cuda_deadline: &std::time::Duration,
+) -> anyhow::Result<Option<gpukb_monitor::daemon::CanaryConfig>> {
+    let Some(every) = &args.canary else {
+        return Ok(None);
+    };
+    let every = gpukb_monitor::duration::parse(every).context("--canary")?;
+    anyhow::ensure!(
+        every >= std::time::Duration::from_secs(10),
+        "--canary {}: at least 10s (each run creates a CUDA context on every idle GPU)",
+        args.canary.as_deref().unwrap_or_default()
+    );
+    anyhow::ensure!(
+        args.machine.replay.is_none() && args.machine.root.is_none() && args.machine.fingerprint.is_none(),
+        "--canary runs kernels on this machine's GPUs: it cannot be combined with --replay, --root or --fingerprint"
+    );
+    let program =
+        std::env::current_exe().context("--canary: cannot find gpukb's own executable")?;
+    Ok(Some(gpukb_monitor::daemon::CanaryConfig {
+        every,
+        launcher: gpukb_monitor::canary::ChildLauncher {
+            program,
+            args: vec!["agent".into(), "--canary-child".into()],
+            step_deadline: *cuda_deadline,
+        },
+    }))
+}
+
+/// `gpukb agent --canary-child`: the canary on CUDA device 0 (the parent
+/// names the GPU in `CUDA_VISIBLE_DEVICES`), each CUDA call announced on
+/// stdout before it is made, then one result line.
+fn canary_child(out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    use gpukb_monitor::canary::{child_result_line, ChildReport};
+    // cudarc reports a missing library by panicking; the probe's guard catches it.
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut step = |s: &str| {
+        let _ = writeln!(out, "step {s}");
+        let _ = out.flush();
+    };
+    let report = match gpukb_agent::probe::canary::run(0, &mut step) {
+        Ok(run) => ChildReport::Ran(run),
+        Err(error) => ChildReport::Error { error },
+    };
+    writeln!(out, "{}", child_result_line(&report))?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The exit code for `verdict` under `fail_on` (empty: the doctor's codes).
@@ -143,18 +208,32 @@ pub fn exit_code(verdict: Verdict, fail_on: &[FailOn]) -> u8 {
     u8::from(hit)
 }
 
+/// Where the agent caches ELF summaries: `$CACHE_DIRECTORY` (systemd), else
+/// next to the history.
+#[allow(clippy::disallowed_methods)] // gpukb's own settings, not facts about the machine
+fn elf_cache(db: &std::path::Path) -> Option<PathBuf> {
+    gpukb_monitor::paths::elf_cache_dir(&|k| std::env::var(k).ok(), db)
+}
+
 pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    if args.canary_child {
+        return canary_child(out);
+    }
     let cfg = config(args)?;
     let host = match &args.machine.fingerprint {
         Some(_) => Arc::new(gpukb_agent::host::Host::root_dir(
             "/nonexistent-fingerprint-input",
         )),
-        None => Arc::new(args.machine.host(false)?),
+        None => Arc::new(args.machine.host_caching_in(false, elf_cache(&cfg.db))?),
     };
     let mut agent = Agent::open(cfg, host)?;
     if !args.once {
         return daemon(args, &mut agent, out);
     }
+    // NVML first: its initialisation is reference-counted, so the stack
+    // snapshot's own nvmlInit/nvmlShutdown then cost next to nothing and the
+    // telemetry sample reuses the same session.
+    let mut sampler = agent.sampler();
     let pass = match &args.machine.fingerprint {
         Some(path) => {
             let fp = crate::machine::read_fingerprint(path)?;
@@ -168,24 +247,45 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
         None => agent.stack_pass()?,
     };
-    let mut sampler = agent.sampler();
     let telemetry = agent.sample(&mut sampler, Some(&pass.snapshot));
+    let canary = agent.canary_pass(&mut sampler, Some(&pass.snapshot))?;
     let text = agent.exposition(
         Some(&pass.snapshot),
         Some(&telemetry),
         pass.kernel_log.clone(),
+        canary.as_ref(),
     )?;
     agent.write_textfile(&text)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &once_json(&agent, &pass))?;
+        let mut j = once_json(&agent, &pass);
+        if let Some(c) = &canary {
+            j["canary"] = match c {
+                Ok(results) => serde_json::to_value(results)?,
+                Err(why) => serde_json::json!({ "unavailable": why }),
+            };
+        }
+        serde_json::to_writer_pretty(&mut *out, &j)?;
         writeln!(out)?;
     } else {
         render_once(&agent, &pass, out)?;
+        if let Some(c) = &canary {
+            render_canary(c, out)?;
+        }
     }
     Ok(ExitCode::from(exit_code(
         pass.snapshot.diagnosis.verdict,
         &args.fail_on,
     )))
+}
+
+/// The checks the diagnosis left undecided because the snapshot did not call
+/// `cuInit` (the agent never does; `gpukb doctor` does).
+pub fn needs_cuinit(d: &gpukb_kb::diagnose::Diagnosis) -> Vec<String> {
+    d.undecided
+        .iter()
+        .filter(|u| u.reason.contains("cuInit") || u.reason.contains("CUDA driver API"))
+        .map(|u| u.check.clone())
+        .collect()
 }
 
 fn once_json(agent: &Agent, pass: &Pass) -> serde_json::Value {
@@ -204,6 +304,7 @@ fn once_json(agent: &Agent, pass: &Pass) -> serde_json::Value {
             "at": gpukb_monitor::time::rfc3339(k.at), "message": k.message,
         })).collect::<Vec<_>>(),
         "kernel_log": match &pass.kernel_log { Ok(()) => "read".to_string(), Err(e) => e.clone() },
+        "unknown_without_cuinit": needs_cuinit(d),
         "db": agent.store.path().display().to_string(),
         "textfile": agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
     })
@@ -238,10 +339,40 @@ fn render_once(agent: &Agent, pass: &Pass, out: &mut dyn Write) -> std::io::Resu
     if let Err(e) = &pass.kernel_log {
         writeln!(out, "  kernel log not read: {e}")?;
     }
+    let need_cuinit = needs_cuinit(d);
+    if !need_cuinit.is_empty() {
+        writeln!(
+            out,
+            "  {} check(s) need cuInit and stay unknown here ({}); `gpukb doctor` runs them",
+            need_cuinit.len(),
+            need_cuinit.join(", ")
+        )?;
+    }
     if let Some(t) = &agent.cfg.textfile {
         writeln!(out, "  metrics written to {}", t.display())?;
     }
     Ok(())
+}
+
+fn render_canary(
+    c: &gpukb_monitor::daemon::CanaryStatus,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match c {
+        Err(why) => writeln!(out, "  canary not run: {why}"),
+        Ok(results) => {
+            for r in results {
+                writeln!(
+                    out,
+                    "  canary on GPU {} ({}): {}",
+                    r.index,
+                    r.model,
+                    r.outcome.line()
+                )?;
+            }
+            Ok(())
+        }
+    }
 }
 
 struct Stderr;

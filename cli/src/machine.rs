@@ -36,8 +36,18 @@ impl MachineArgs {
     }
 
     /// Opens the host seam for these arguments.
-    #[allow(clippy::disallowed_methods)] // stats the directory the user named
     pub fn host(&self, recording: bool) -> anyhow::Result<Host> {
+        self.host_caching_in(recording, cache_dir())
+    }
+
+    /// Like [`MachineArgs::host`], caching ELF summaries of a live machine's
+    /// large libraries in `elf_cache` (`gpukb agent` uses its own directory).
+    #[allow(clippy::disallowed_methods)] // stats the directory the user named
+    pub fn host_caching_in(
+        &self,
+        recording: bool,
+        elf_cache: Option<PathBuf>,
+    ) -> anyhow::Result<Host> {
         if let Some(dir) = &self.replay {
             return Host::replay(dir).with_context(|| format!("cannot replay {}", dir.display()));
         }
@@ -72,7 +82,7 @@ impl MachineArgs {
         );
         let host = Host::live(LiveOptions {
             command_timeout: Duration::from_secs_f64(self.timeout),
-            elf_cache: cache_dir(),
+            elf_cache,
             ..LiveOptions::default()
         });
         Ok(if recording { host.recording() } else { host })

@@ -206,6 +206,9 @@ fn bad_flags_are_one_line_errors() {
         &["--interval", "soon"][..],
         &["--textfile", "/tmp/metrics.txt"][..],
         &["--keep", "0s"][..],
+        // The canary runs kernels on this machine: never on a recording, never too often.
+        &["--canary", "1m"][..],
+        &["--canary", "5s"][..],
     ] {
         let out = once(&db, "healthy/h200-with-pci", extra);
         assert_eq!(out.status.code(), Some(2), "{extra:?}");
@@ -215,4 +218,53 @@ fn bad_flags_are_one_line_errors() {
             "{extra:?}"
         );
     }
+}
+
+#[test]
+fn canary_without_a_gpu_says_why_and_the_child_reports_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("gpukb.prom");
+    let out = gpukb()
+        .args([
+            "agent",
+            "--once",
+            "--kernel-log",
+            "off",
+            "--canary",
+            "1m",
+            "--json",
+            "--db",
+        ])
+        .arg(dir.path().join("a.db"))
+        .arg("--textfile")
+        .arg(&prom)
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    if let Some(why) = j["canary"]["unavailable"].as_str() {
+        // This machine has no NVIDIA driver: no canary, and the textfile says why.
+        assert!(why.contains("NVML"), "{why}");
+        assert!(
+            text.contains(r#"gpukb_metric_supported{metric="gpukb_canary_ok",gpu="all""#),
+            "{text}"
+        );
+        assert!(!text.contains("gpukb_canary_ok{"));
+    } else {
+        // A GPU machine: every GPU has a result, run or skipped.
+        let results = j["canary"].as_array().expect("canary results");
+        assert!(!results.is_empty());
+        assert!(text.contains("gpukb_canary_ok{") || text.contains("gpukb_canary_skipped{"));
+    }
+    let child = gpukb().args(["agent", "--canary-child"]).output().unwrap();
+    assert_eq!(child.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let report: serde_json::Value =
+        serde_json::from_str(last.strip_prefix("result ").expect("a result line")).unwrap();
+    assert!(
+        report["kind"] == "ran" || report["kind"] == "error",
+        "{report}"
+    );
 }

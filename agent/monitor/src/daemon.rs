@@ -8,6 +8,7 @@
 //! changes (checked by `stat`). SIGTERM/SIGINT stop it after the current
 //! step; SIGHUP reopens the history and rewrites the textfile.
 
+use crate::canary::{self as canary_mod, CanaryResult, Launcher};
 use crate::diff::{self, Change, Side};
 use crate::kernel_log;
 use crate::metrics::{self, Inputs};
@@ -52,7 +53,19 @@ pub struct Config {
     pub stack_interval: Duration,
     /// Deadline of each NVML telemetry call.
     pub nvml_deadline: Duration,
+    /// The canary (`--canary DUR`): off when `None`.
+    pub canary: Option<CanaryConfig>,
 }
+
+/// How often and how the canary runs.
+#[derive(Debug, Clone)]
+pub struct CanaryConfig {
+    pub every: Duration,
+    pub launcher: crate::canary::ChildLauncher,
+}
+
+/// The newest canary results, or why there are none (no NVML).
+pub type CanaryStatus = Result<Vec<CanaryResult>, String>;
 
 /// What one pass found.
 #[derive(Debug, Clone)]
@@ -212,6 +225,58 @@ impl Agent {
         })
     }
 
+    /// One canary pass (when `--canary` is on): the facts NVML gives now,
+    /// the decision per GPU, the run, and an event in the history for a
+    /// failure, a different failure or a recovery. `None` when the canary is off.
+    pub fn canary_pass(
+        &mut self,
+        sampler: &mut NvmlSampler,
+        snap: Option<&Snapshot>,
+    ) -> Result<Option<CanaryStatus>, MonitorError> {
+        let Some(c) = self.cfg.canary.clone() else {
+            return Ok(None);
+        };
+        self.canary_with(sampler, snap, &c.launcher).map(Some)
+    }
+
+    /// [`Agent::canary_pass`] with a given launcher.
+    pub fn canary_with(
+        &mut self,
+        sampler: &mut NvmlSampler,
+        snap: Option<&Snapshot>,
+        launcher: &dyn Launcher,
+    ) -> Result<CanaryStatus, MonitorError> {
+        let facts = match sampler.canary_facts() {
+            Ok(f) => f,
+            Err(why) => return Ok(Err(why)),
+        };
+        let blocked = snap
+            .filter(|s| snapshot::upgrade_pending(&s.diagnosis))
+            .map(|_| canary_mod::Skip {
+                reason: "driver_upgrade_pending",
+                detail: "the loaded kernel module and the driver's user-space differ: reboot first"
+                    .into(),
+            });
+        let results = canary_mod::run_all(&facts, launcher, blocked.as_ref(), crate::time::now());
+        self.record_canary(&results)?;
+        Ok(Ok(results))
+    }
+
+    /// Stores the events `results` make against the history's last canary events.
+    pub fn record_canary(&mut self, results: &[CanaryResult]) -> Result<(), MonitorError> {
+        let mut events = Vec::new();
+        for r in results {
+            let last = self
+                .store
+                .last_after("canary", &canary_mod::event_what(r))?;
+            let kb = &self.kb;
+            if let Some(e) = canary_mod::event_of(r, last.as_deref(), &|o| canary_meaning(kb, o)) {
+                events.push(e);
+            }
+        }
+        self.store.record_events(&events)
+    }
+
     /// Kernel events of this boot, grouped.
     pub fn kernel_counts(&self) -> Result<Vec<KernelCount>, MonitorError> {
         self.store.kernel_counts(&self.boot_id)
@@ -223,6 +288,7 @@ impl Agent {
         snap: Option<&Snapshot>,
         telemetry: Option<&Telemetry>,
         kernel_log: Result<(), String>,
+        canary: Option<&CanaryStatus>,
     ) -> Result<String, MonitorError> {
         let kernel = self.kernel_counts()?;
         let changes = self.store.counters("stack_change:")?;
@@ -234,6 +300,7 @@ impl Agent {
             kernel: &kernel,
             stack_changes: &changes,
             kernel_log,
+            canary,
         })
         .render())
     }
@@ -301,6 +368,36 @@ pub fn kernel_meaning(kb: &gpukb_kb::Kb, k: &KernelRow) -> String {
             s.chars().take(600).collect()
         }
         None => format!("Xid {code}: not in gpukb's Xid table; see NVIDIA's Xid catalog"),
+    }
+}
+
+/// What a canary outcome means: a failure's CUresult explained by the KB's
+/// code table, with what to do.
+pub fn canary_meaning(kb: &gpukb_kb::Kb, o: &canary_mod::Outcome) -> String {
+    match o {
+        canary_mod::Outcome::Passed { .. } => "the GPU runs a kernel and copies data again".into(),
+        canary_mod::Outcome::Skipped { detail, .. } => detail.clone(),
+        canary_mod::Outcome::Failed {
+            code, name, call, ..
+        } => {
+            let explained = code
+                .and_then(|_| kb.explain(name).ok())
+                .and_then(|v| v.into_iter().next());
+            let mut s = match explained {
+                Some(info) => format!(
+                    "{call}: {} {}: {}",
+                    info.number,
+                    info.name,
+                    info.description.trim()
+                ),
+                None if code.is_some() => {
+                    format!("{call} returned {name}; see `gpukb explain {name}`")
+                }
+                None => format!("{call}: {name}"),
+            };
+            s.push_str("; the GPU could not run a small kernel: run `gpukb doctor` and check the kernel log (Xid)");
+            s.chars().take(600).collect()
+        }
     }
 }
 
@@ -428,6 +525,8 @@ impl Agent {
         let mut watched = watched_files(&self.host, None);
         let mut stamps_seen = stamps(&watched);
         let mut hups = signals.hup.load(Ordering::SeqCst);
+        let mut canary: Option<CanaryStatus> = None;
+        let mut next_canary = Instant::now();
         let tick = Duration::from_secs(1).min(self.cfg.interval);
         while !signals.stop.load(Ordering::SeqCst) {
             let now = Instant::now();
@@ -485,10 +584,34 @@ impl Agent {
                 next_stack = Instant::now() + self.cfg.stack_interval;
                 next_sample = Instant::now();
             }
+            if let Some(every) = self.cfg.canary.as_ref().map(|c| c.every) {
+                if Instant::now() >= next_canary && last.is_some() {
+                    canary = self.canary_pass(&mut sampler, last.as_ref())?;
+                    if let Some(Ok(results)) = &canary {
+                        for r in results {
+                            if let canary_mod::Outcome::Failed { .. } = r.outcome {
+                                log.line(&format!(
+                                    "canary on GPU {} ({}): {}",
+                                    r.index,
+                                    r.uuid,
+                                    r.outcome.line()
+                                ));
+                            }
+                        }
+                    }
+                    next_canary = Instant::now() + every;
+                    next_sample = Instant::now();
+                }
+            }
             if Instant::now() >= next_sample {
                 let t = self.sample(&mut sampler, last.as_ref());
                 let sampled_ok = t.gpus.is_ok() || !sampler.is_open();
-                let text = self.exposition(last.as_ref(), Some(&t), kernel_status.clone())?;
+                let text = self.exposition(
+                    last.as_ref(),
+                    Some(&t),
+                    kernel_status.clone(),
+                    canary.as_ref(),
+                )?;
                 if let Err(e) = self.write_textfile(&text) {
                     log.line(&e.to_string());
                 }

@@ -65,6 +65,11 @@ pub fn classify(message: &str, previous: Option<&str>) -> Option<Nvrm> {
     static XID: OnceLock<Regex> = OnceLock::new();
     static GPU_ADDR: OnceLock<Regex> = OnceLock::new();
     static GPU_N: OnceLock<Regex> = OnceLock::new();
+    // Nearly every record is about something else: two substring searches
+    // decide that before any regex runs (a full ring buffer is ~10^4 records).
+    if !message.contains("NVRM") && !message.contains("fallen off the bus") {
+        return None;
+    }
     let xid = re(&XID, r"NVRM: (S?Xid) \((PCI:[0-9A-Fa-f:.]+)\): (\d+)");
     if let Some(c) = xid.captures(message) {
         return Some(Nvrm {
@@ -72,9 +77,6 @@ pub fn classify(message: &str, previous: Option<&str>) -> Option<Nvrm> {
             code: c[3].parse().ok(),
             gpu: c[2].to_string(),
         });
-    }
-    if !message.contains("NVRM") && !message.contains("fallen off the bus") {
-        return None;
     }
     let addr = re(
         &GPU_ADDR,
@@ -114,7 +116,12 @@ pub fn events(records: &[Record]) -> Vec<(Record, Nvrm)> {
     let mut out = Vec::new();
     let mut recent: std::collections::VecDeque<&str> = Default::default();
     for r in records {
-        let prev: String = recent.iter().rev().copied().collect::<Vec<_>>().join("\n");
+        // Only a "fallen off the bus" record looks back (for the GPU's address).
+        let prev: String = if r.message.contains("fallen off the bus") {
+            recent.iter().rev().copied().collect::<Vec<_>>().join("\n")
+        } else {
+            String::new()
+        };
         if let Some(n) = classify(
             &r.message,
             Some(&prev).filter(|p| !p.is_empty()).map(|p| p.as_str()),

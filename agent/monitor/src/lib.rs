@@ -5,7 +5,8 @@
 //! `gpukb_kb::diagnose`), the comparison of two snapshots in stack terms
 //! ([`stack`], [`diff`]), the history store in SQLite ([`store`]), the
 //! kernel-log reader for Xid events ([`kernel_log`]), telemetry
-//! ([`telemetry`], [`jetson`]) and the exporters ([`metrics`], [`http`]).
+//! ([`telemetry`], [`jetson`]), the optional canary ([`canary`]) and the
+//! exporters ([`metrics`], [`http`]).
 //!
 //! Why a crate of its own, here: the dependencies point one way.
 //! `gpukb-facts` ← `gpukb-agent` (the observer) ← `gpukb-monitor` → `gpukb-kb`
@@ -15,6 +16,7 @@
 //! prints and picks exit codes. Nothing here judges a machine: every verdict
 //! and every "what it means" comes from the `Diagnosis`.
 
+pub mod canary;
 pub mod daemon;
 pub mod diff;
 pub mod duration;

@@ -180,6 +180,8 @@ pub struct Inputs<'a> {
     pub stack_changes: &'a [(String, u64)],
     /// Whether the kernel log could be read, and why not.
     pub kernel_log: Result<(), String>,
+    /// The newest canary results (`None`: the canary is off).
+    pub canary: Option<&'a crate::daemon::CanaryStatus>,
 }
 
 /// `gpukb_health`'s value: 0 ok, 1 warning, 2 failure, 3 unknown.
@@ -300,11 +302,24 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
     for (what, n) in i.stack_changes {
         f.add(&[("what", what)], *n as f64);
     }
+    if let Some(Ok(results)) = i.canary {
+        crate::canary::families(&mut e, results);
+    }
     let sup = e.family(
         "gpukb_metric_supported",
         "0 when a metric cannot be read on this platform (it is then left out, not exported as 0), with the reason.",
         Kind::Gauge,
     );
+    if let Some(Err(why)) = i.canary {
+        sup.add(
+            &[
+                ("metric", "gpukb_canary_ok"),
+                ("gpu", "all"),
+                ("reason", why),
+            ],
+            0.0,
+        );
+    }
     if let Err(why) = &i.kernel_log {
         sup.add(
             &[

@@ -1,7 +1,13 @@
 //! Where the history lives when `--db` is not given:
 //! `$STATE_DIRECTORY/agent.db` when systemd sets it (`StateDirectory=gpukb`),
 //! else `/var/lib/gpukb/agent.db` as root, else
-//! `$XDG_STATE_HOME/gpukb/agent.db` (`~/.local/state/gpukb/agent.db`).
+//! `$XDG_STATE_HOME/gpukb/agent.db` (`~/.local/state/gpukb/agent.db`);
+//! and where the agent caches ELF summaries of large libraries (so that a
+//! stack snapshot does not walk `libtorch_cuda.so`'s gigabyte of GPU code
+//! each time): `$CACHE_DIRECTORY` when systemd sets it (`CacheDirectory=gpukb`),
+//! else `elf-cache/` next to the history, a directory the agent can always
+//! write (under `DynamicUser=`, or a container with a read-only root, the
+//! home directory's cache often is not).
 
 use std::path::PathBuf;
 
@@ -21,6 +27,23 @@ pub fn default_db(var: &dyn Fn(&str) -> Option<String>, is_root: bool) -> Option
         return Some(PathBuf::from(x).join("gpukb/agent.db"));
     }
     set("HOME").map(|h| PathBuf::from(h).join(".local/state/gpukb/agent.db"))
+}
+
+/// The ELF summary cache directory; `db` is the history's path. `None` when
+/// `GPUKB_NO_CACHE` is set (or the history has no directory).
+pub fn elf_cache_dir(
+    var: &dyn Fn(&str) -> Option<String>,
+    db: &std::path::Path,
+) -> Option<PathBuf> {
+    if var("GPUKB_NO_CACHE").is_some() {
+        return None;
+    }
+    if let Some(dirs) = var("CACHE_DIRECTORY").filter(|v| !v.trim().is_empty()) {
+        let first = dirs.split(':').next().unwrap_or(&dirs).to_string();
+        return Some(PathBuf::from(first));
+    }
+    let dir = db.parent().filter(|d| !d.as_os_str().is_empty())?;
+    Some(dir.join("elf-cache"))
 }
 
 /// Whether this process runs as root.
@@ -71,5 +94,30 @@ mod tests {
             "/h/.local/state/gpukb/agent.db"
         );
         assert_eq!(p(&[], false), None);
+    }
+
+    #[test]
+    fn elf_cache_prefers_systemd_then_the_history() {
+        let db = std::path::Path::new("/var/lib/gpukb/agent.db");
+        let c = |e: &[(&str, &str)], db: &std::path::Path| {
+            elf_cache_dir(&env(e), db).map(|p| p.display().to_string())
+        };
+        assert_eq!(
+            c(
+                &[("CACHE_DIRECTORY", "/var/cache/gpukb:/x"), ("HOME", "/h")],
+                db
+            )
+            .unwrap(),
+            "/var/cache/gpukb"
+        );
+        assert_eq!(
+            c(&[("HOME", "/h")], db).unwrap(),
+            "/var/lib/gpukb/elf-cache"
+        );
+        assert_eq!(c(&[], std::path::Path::new("agent.db")), None);
+        assert_eq!(
+            c(&[("GPUKB_NO_CACHE", "1"), ("CACHE_DIRECTORY", "/c")], db),
+            None
+        );
     }
 }

@@ -1,6 +1,11 @@
 //! One stack snapshot: the fingerprint the observer (`gpukb-agent`) takes,
-//! judged by the doctor (`gpukb_kb::diagnose`). The daemon takes it without
-//! `cuInit` (cheap: no CUDA context, no per-GPU quarter second).
+//! judged by the doctor (`gpukb_kb::diagnose`). The agent takes the cheap
+//! fingerprint: no `cuInit` (no CUDA context, no per-GPU quarter second) and,
+//! while NVML answers, not even a libcuda load (tens of milliseconds of CPU
+//! and megabytes of RSS) since NVML gives the driver's CUDA version too. When
+//! NVML does not answer (a driver/library mismatch, the module not loaded,
+//! nouveau, a Jetson before JetPack 7) `cuDriverGetVersion` is the only
+//! source of that version, and the snapshot asks libcuda for it.
 
 use gpukb_agent::host::Host;
 use gpukb_facts::Fingerprint;
@@ -23,8 +28,22 @@ pub fn take(
     input: &str,
     kb: Option<&gpukb_kb::Kb>,
 ) -> Snapshot {
-    let fingerprint = gpukb_agent::fingerprint(host, settings);
-    judge(fingerprint, input, kb, crate::time::now())
+    judge(observe(host, settings), input, kb, crate::time::now())
+}
+
+/// The cheap fingerprint of `host`: see the module documentation. `settings`
+/// says whether libcuda may be loaded at all (`cuda_api`); the first pass
+/// never loads it, the second only when NVML gave no driver facts.
+pub fn observe(host: Arc<Host>, settings: &gpukb_agent::Settings) -> Fingerprint {
+    let cheap = gpukb_agent::Settings {
+        cuda_api: false,
+        ..settings.clone()
+    };
+    let mut fp = gpukb_agent::fingerprint(host.clone(), &cheap);
+    if settings.cuda_api && !fp.nvml.is_found() {
+        fp.cuda = gpukb_agent::cuda_section(host, settings);
+    }
+    fp
 }
 
 /// Judges a fingerprint read elsewhere (a file, the history).

@@ -70,7 +70,7 @@ pub struct Event {
     /// RFC 3339 in JSON.
     #[serde(serialize_with = "ser_time")]
     pub at: i64,
-    /// `stack`, `health`, `finding` or `kernel`.
+    /// `stack`, `health`, `finding`, `kernel` or `canary`.
     pub kind: String,
     pub what: String,
     pub label: String,
@@ -433,6 +433,43 @@ impl Store {
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.err(e))?;
         Ok(History { snapshots, events })
+    }
+
+    /// Stores events that belong to no snapshot (the canary's), in one
+    /// transaction.
+    pub fn record_events(&mut self, events: &[Event]) -> Result<(), MonitorError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let (path, busy) = (self.path.clone(), self.busy);
+        let e = |e| map_err(&path, busy, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(e)?;
+        for ev in events {
+            tx.execute(
+                "INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![ev.at, ev.kind, ev.what, ev.label, ev.before, ev.after, ev.meaning],
+            )
+            .map_err(e)?;
+            bump(&tx, &format!("{}:{}", ev.kind, ev.what)).map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// The `after` of the newest event of `kind` about `what`.
+    pub fn last_after(&self, kind: &str, what: &str) -> Result<Option<String>, MonitorError> {
+        self.conn
+            .query_row(
+                "SELECT after FROM events WHERE kind = ?1 AND what = ?2 ORDER BY id DESC LIMIT 1",
+                [kind, what],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(self.err(e)),
+            })
     }
 
     /// Stores kernel-log events; a (boot id, sequence number) already stored

@@ -277,6 +277,107 @@ impl NvmlSampler {
     }
 }
 
+impl NvmlSampler {
+    /// What the canary must know about each GPU, read now: compute mode, MIG
+    /// mode, running compute processes (each NVML call under the deadline; an
+    /// unresponsive GPU is not asked). `Err` when NVML is not open.
+    pub fn canary_facts(&mut self) -> Result<Vec<crate::canary::GpuFacts>, String> {
+        let nvml = self.nvml.clone()?;
+        let n = nvml.clone();
+        let count = match with_deadline("nvmlDeviceGetCount", self.deadline, move || {
+            Ok(Some(n.device_count()))
+        }) {
+            Ok(Some(Ok(c))) => c,
+            Ok(Some(Err(e))) => return Err(format!("NVML: {}", why(&e))),
+            Ok(None) => 0,
+            Err(e) => return Err(format!("NVML: {e}")),
+        };
+        let mut out = Vec::new();
+        for index in 0..count {
+            let (model, uuid) = self.identity.get(&index).cloned().unwrap_or_default();
+            if let Some(w) = self.unresponsive.get(&index) {
+                out.push(crate::canary::GpuFacts {
+                    index,
+                    uuid,
+                    model,
+                    compute_mode: Err("not asked".into()),
+                    mig_enabled: Err("not asked".into()),
+                    compute_processes: Err("not asked".into()),
+                    unresponsive: Some(w.clone()),
+                });
+                continue;
+            }
+            let n = nvml.clone();
+            match with_deadline(
+                &format!("NVML canary facts of GPU {index}"),
+                self.deadline,
+                move || Ok(Some(canary_facts_of(&n, index))),
+            ) {
+                Ok(Some(f)) => out.push(f),
+                Ok(None) => {}
+                Err(e) => {
+                    let w = e.to_string();
+                    self.unresponsive.insert(index, w.clone());
+                    out.push(crate::canary::GpuFacts {
+                        index,
+                        uuid,
+                        model,
+                        compute_mode: Err(w.clone()),
+                        mig_enabled: Err(w.clone()),
+                        compute_processes: Err(w.clone()),
+                        unresponsive: Some(w),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn canary_facts_of(nvml: &Nvml, index: u32) -> crate::canary::GpuFacts {
+    use crate::canary::ComputeMode as M;
+    use nvml_wrapper::enum_wrappers::device::ComputeMode as N;
+    let d = match nvml.device_by_index(index) {
+        Ok(d) => d,
+        Err(e) => {
+            let w = why(&e);
+            return crate::canary::GpuFacts {
+                index,
+                uuid: String::new(),
+                model: String::new(),
+                compute_mode: Err(w.clone()),
+                mig_enabled: Err(w.clone()),
+                compute_processes: Err(w),
+                unresponsive: None,
+            };
+        }
+    };
+    crate::canary::GpuFacts {
+        index,
+        uuid: d.uuid().unwrap_or_default(),
+        model: d.name().unwrap_or_default(),
+        compute_mode: d
+            .compute_mode()
+            .map(|m| match m {
+                N::Default => M::Default,
+                N::ExclusiveThread => M::ExclusiveThread,
+                N::Prohibited => M::Prohibited,
+                N::ExclusiveProcess => M::ExclusiveProcess,
+            })
+            .map_err(|e| why(&e)),
+        // A GPU without MIG support is not in MIG mode.
+        mig_enabled: match d.mig_mode() {
+            Ok(m) => Ok(m.current == 1),
+            Err(NvmlError::NotSupported) => Ok(false),
+            Err(e) => Err(why(&e)),
+        },
+        // nvmlDeviceGetComputeRunningProcesses_v3: a driver without it cannot
+        // say, and the canary then leaves the GPU alone (facts_unreadable).
+        compute_processes: d.running_compute_processes_count().map_err(|e| why(&e)),
+        unresponsive: None,
+    }
+}
+
 fn sample_gpu(nvml: &Nvml, index: u32) -> GpuSample {
     let d = match nvml.device_by_index(index) {
         Ok(d) => d,

@@ -21,6 +21,7 @@ fn fixtures() -> PathBuf {
 fn config(db: &Path, kernel_log: KernelLog) -> Config {
     let settings = gpukb_agent::Settings {
         cuda_init: false,
+        cuda_api: false,
         ..Default::default()
     };
     Config {
@@ -35,6 +36,7 @@ fn config(db: &Path, kernel_log: KernelLog) -> Config {
         interval: Duration::from_secs(30),
         stack_interval: Duration::from_secs(600),
         nvml_deadline: Duration::from_secs(1),
+        canary: None,
     }
 }
 
@@ -201,7 +203,7 @@ fn exposition_parses_back_with_the_contract() {
     let t = sampler.sample();
     assert!(t.gpus.is_err(), "a capture has no live NVML");
     let text = a
-        .exposition(Some(&p.snapshot), Some(&t), p.kernel_log.clone())
+        .exposition(Some(&p.snapshot), Some(&t), p.kernel_log.clone(), None)
         .unwrap();
     let parsed = parse(&text);
     assert!(parsed.iter().all(|(n, ..)| n.starts_with("gpukb_")));
@@ -464,7 +466,9 @@ fn jetson_telemetry_from_sysfs_without_nvml() {
     assert!(p.snapshot.fingerprint.jetson.is_found());
     let mut sampler = a.sampler();
     let t = a.sample(&mut sampler, Some(&p.snapshot));
-    let text = a.exposition(Some(&p.snapshot), Some(&t), Ok(())).unwrap();
+    let text = a
+        .exposition(Some(&p.snapshot), Some(&t), Ok(()), None)
+        .unwrap();
     let parsed = parse(&text);
     // devfreq load is in tenths of a percent: 37 → 3.7 %.
     assert_eq!(value(&parsed, "gpukb_gpu_util", &[("gpu", "0")]), Some(3.7));
@@ -514,6 +518,7 @@ fn live_nvml_sampler_degrades_with_a_reason() {
                 kernel: &[],
                 stack_changes: &[],
                 kernel_log: Ok(()),
+                canary: None,
             });
             let p = parse(&e.render());
             assert_eq!(

@@ -33,6 +33,7 @@ fn exported() -> BTreeSet<String> {
         interval: Duration::from_secs(30),
         stack_interval: Duration::from_secs(600),
         nvml_deadline: Duration::from_secs(1),
+        canary: None,
     };
     // Healthy first, then broken: the second pass has stack changes to count.
     let healthy =
@@ -47,7 +48,45 @@ fn exported() -> BTreeSet<String> {
     );
     let mut a = Agent::open(cfg, host).unwrap();
     let p = a.stack_pass().unwrap();
-    let text = a.exposition(Some(&p.snapshot), None, Ok(())).unwrap();
+    // With --canary: one GPU of each outcome.
+    use gpukb_monitor::canary::{CanaryResult, Outcome};
+    let canary: Vec<CanaryResult> = [
+        Outcome::Passed {
+            seconds: 0.2,
+            image: "gpukb_probe.sm_90.cubin".into(),
+        },
+        Outcome::Failed {
+            seconds: 0.3,
+            call: "cuLaunchKernel".into(),
+            code: Some(700),
+            name: "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+        },
+        Outcome::Skipped {
+            reason: "mig_enabled".into(),
+            detail: "MIG".into(),
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, outcome)| CanaryResult {
+        index: i as u32,
+        uuid: format!("GPU-{i}"),
+        model: "NVIDIA H200".into(),
+        at: 0,
+        outcome,
+    })
+    .collect();
+    let text = a
+        .exposition(Some(&p.snapshot), None, Ok(()), Some(&Ok(canary)))
+        .unwrap();
+    for n in [
+        "gpukb_canary_ok",
+        "gpukb_canary_seconds",
+        "gpukb_canary_failure_info",
+        "gpukb_canary_skipped",
+    ] {
+        assert!(text.contains(&format!("# TYPE {n} gauge")), "{n}");
+    }
     let mut names: BTreeSet<String> = text
         .lines()
         .filter_map(|l| l.strip_prefix("# TYPE "))

@@ -260,6 +260,24 @@ pub fn fingerprint_timed(
     (fp, timings)
 }
 
+/// The CUDA driver API section alone (`cuDriverGetVersion`, and `cuInit` when
+/// `settings.cuda_init`), under the same deadline as in [`fingerprint`]: for a
+/// caller that took the cheap fingerprint (`cuda_api: false`) and finds that
+/// NVML could not give the driver's CUDA version, so that only libcuda can.
+pub fn cuda_section(host: Arc<Host>, settings: &Settings) -> Observed<CudaFacts> {
+    let source = || Source::CudaDriver {
+        call: "cuInit".into(),
+    };
+    let (dl, init) = (settings.cuda, settings.cuda_init);
+    match with_deadline("CUDA driver API", dl + Duration::from_secs(1), move || {
+        Ok(Some(cuda::collect(&host, dl, init)))
+    }) {
+        Ok(Some(o)) => o,
+        Ok(None) => Observed::absent(source(), "no answer"),
+        Err(e) => observed_error(source(), e),
+    }
+}
+
 /// A seam error as an observation: a question this mode cannot ask (a
 /// `--root` directory has no NVML, an older capture never asked it) is
 /// unobservable, anything else failed.

@@ -15,6 +15,7 @@
 //! first and every call into CUDA libraries runs under `catch_unwind`.
 
 mod bench;
+pub mod canary;
 mod ffi;
 #[cfg(test)]
 mod fixture_tests;
