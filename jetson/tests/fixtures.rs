@@ -454,3 +454,37 @@ fn garbage_never_panics() {
         }
     }
 }
+
+/// kb-audit E12: from JetPack 5.0 CUDA can be upgraded without reflashing
+/// (cuda-compat-X-Y); only JetPack 4 is fixed.
+#[test]
+fn cuda_12_wheel_on_jetpack_5_depends_on_the_compat_package() {
+    let mut jp5 = fixture("jetson-orin-nano-jp511");
+    assert!(jp5.cuda_compat.is_none());
+    let v = check_torch_wheel("2.4.0+cu124", Some("12.4"), &jp5);
+    assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
+    assert!(
+        v.message.contains("cuda-compat-12-4") && v.message.contains("without reflashing"),
+        "says what to install: {}",
+        v.message
+    );
+    jp5.cuda_compat = Some(gpukb_jetson::Sourced {
+        value: "12.6.37".to_string(),
+        source: FactSource::DpkgPackage,
+        detail: "cuda-compat-12-6 12.6.37-1".into(),
+    });
+    let v = check_torch_wheel("2.4.0+cu124", Some("12.4"), &jp5);
+    assert_eq!(v.status, TorchStatus::Ok, "{}", v.message);
+    assert!(v.message.contains("cuda-compat-12-6"), "{}", v.message);
+    // An older compat package than the wheel's CUDA: minor-version compatibility.
+    let v = check_torch_wheel("2.7.0+cu128", Some("12.8"), &jp5);
+    assert_eq!(v.status, TorchStatus::Warning, "{}", v.message);
+    // CUDA 13 is JetPack 7's SBSA stack, not an upgrade of JetPack 5.
+    let v = check_torch_wheel("2.11.0+cu130", Some("13.0"), &jp5);
+    assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
+    // JetPack 4 is fixed to its CUDA.
+    let nano = fixture("jetson-nano-jp464");
+    let v = check_torch_wheel("1.13.0+cu117", Some("11.7"), &nano);
+    assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
+    assert!(v.message.contains("JetPack 4"), "{}", v.message);
+}
