@@ -103,19 +103,19 @@ fn major_mismatch(
     jp_name: &str,
     fix: &str,
 ) -> Judged {
-    let jp_major = report
-        .jetpack
-        .as_ref()
-        .and_then(|j| j.major)
-        .or_else(|| match report.l4t.as_ref().map(|l| l.version.major) {
+    let jp_major = report.jetpack.as_ref().and_then(|j| j.major).or_else(|| {
+        match report.l4t.as_ref().map(|l| l.version.major) {
             Some(32) => Some(4),
             Some(34 | 35) => Some(5),
             _ => None,
-        });
-    let compat = report.cuda_compat.as_ref().and_then(|c| {
-        major_minor(&c.value).map(|v| (v, c.detail.clone()))
+        }
     });
-    let head = format!("torch {torch_version} is built for CUDA {tc} but {jp_name} provides CUDA {sys}");
+    let compat = report
+        .cuda_compat
+        .as_ref()
+        .and_then(|c| major_minor(&c.value).map(|v| (v, c.detail.clone())));
+    let head =
+        format!("torch {torch_version} is built for CUDA {tc} but {jp_name} provides CUDA {sys}");
     if let Some(((cmaj, cmin), pkg)) = compat.filter(|((m, _), _)| *m == tmaj) {
         let (status, how) = if (cmaj, cmin) >= (tmaj, tmin) {
             (TorchStatus::Ok, "runs it natively".to_string())
@@ -227,8 +227,16 @@ pub fn check_torch_wheel(
         );
     };
     if tmaj != smaj {
-        return major_mismatch(torch_version, tc, (tmaj, tmin), (sys, smaj), report, &jp_name, &fix)
-            .into_verdict(verdict);
+        return major_mismatch(
+            torch_version,
+            tc,
+            (tmaj, tmin),
+            (sys, smaj),
+            report,
+            &jp_name,
+            &fix,
+        )
+        .into_verdict(verdict);
     }
     if let Some(soc) = report.soc.as_ref().map(|s| s.value) {
         if soc == Soc::Tegra264 && tmaj < 13 {

@@ -488,3 +488,65 @@ fn cuda_12_wheel_on_jetpack_5_depends_on_the_compat_package() {
     assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
     assert!(v.message.contains("JetPack 4"), "{}", v.message);
 }
+
+/// A fixture with extra dpkg stanzas appended to its status file.
+struct WithPackages(DirFiles, &'static str);
+
+impl JetsonFiles for WithPackages {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let base = self.0.read(path)?;
+        if path != "/var/lib/dpkg/status" {
+            return Ok(base);
+        }
+        let mut b = base.unwrap_or_default();
+        b.extend_from_slice(self.1.as_bytes());
+        Ok(Some(b))
+    }
+    fn list(&self, dir: &str) -> Result<Option<Vec<String>>, String> {
+        self.0.list(dir)
+    }
+}
+
+/// An upgraded CUDA 12.2 on JetPack 5 is a real disagreement without its
+/// compat package and the supported upgrade path with it.
+#[test]
+fn upgraded_cuda_on_jetpack_5_is_benign_only_with_cuda_compat() {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/jetson-orin-nano-jp511");
+    let toolkit =
+        "\nPackage: cuda-cudart-12-2\nStatus: install ok installed\nVersion: 12.2.140-1\n";
+    let compat =
+        "\nPackage: cuda-compat-12-2\nStatus: install ok installed\nVersion: 12.2.34086345-1\n";
+    let cuda_disagreement = |r: &JetsonReport| {
+        r.disagreements
+            .iter()
+            .find(|d| d.fact == "cuda")
+            .map(|d| d.benign)
+    };
+    let without = observe(&WithPackages(DirFiles(root.clone()), toolkit))
+        .unwrap()
+        .unwrap();
+    assert!(without.cuda_compat.is_none());
+    assert_eq!(
+        cuda_disagreement(&without),
+        Some(false),
+        "{:?}",
+        without.disagreements
+    );
+    let both: &'static str = Box::leak(format!("{toolkit}{compat}").into_boxed_str());
+    let with = observe(&WithPackages(DirFiles(root), both))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        with.cuda_compat.as_ref().map(|c| c.value.as_str()),
+        Some("12.2.34086345")
+    );
+    assert_eq!(
+        cuda_disagreement(&with),
+        Some(true),
+        "{:?}",
+        with.disagreements
+    );
+    let v = check_torch_wheel("2.3.0+cu121", Some("12.1"), &with);
+    assert_ne!(v.status, TorchStatus::Broken, "{}", v.message);
+}

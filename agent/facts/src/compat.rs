@@ -832,7 +832,10 @@ mod tests {
         assert!(orin.reason.contains("Tegra"), "{}", orin.reason);
         // ... unless it carries PTX, which the driver JITs.
         let sm80_ptx = imgs(&["sm_80", "compute_80"]);
-        assert_eq!(decide((8, 7), CUDA_13_0, &sm80_ptx).outcome, Outcome::PtxJit);
+        assert_eq!(
+            decide((8, 7), CUDA_13_0, &sm80_ptx).outcome,
+            Outcome::PtxJit
+        );
         // An sm_87 build runs on Orin.
         let sm87 = decide((8, 7), CUDA_13_0, &imgs(&["sm_80", "sm_87"]));
         assert_eq!(sm87.image.as_deref(), Some("sm_87"));

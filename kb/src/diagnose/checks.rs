@@ -1421,13 +1421,12 @@ fn torch_lacks_gpu_arch(v: &View) -> Outcome {
 /// one, or when this is a Jetson and the GPU is the one the Jetson report
 /// names (its CC); a discrete GPU on a Jetson/IGX host keeps desktop rules.
 fn tegra_aware_device(v: &View, cc: gpukb_facts::ComputeCapability) -> compat::Device {
-    let jetson_igpu = v
-        .fp
-        .jetson
-        .value()
-        .and_then(|j| j.compute_capability.as_ref())
-        .and_then(|c| c.value.parse::<gpukb_facts::ComputeCapability>().ok())
-        .is_some_and(|jcc| jcc == cc);
+    let jetson_igpu =
+        v.fp.jetson
+            .value()
+            .and_then(|j| j.compute_capability.as_ref())
+            .and_then(|c| c.value.parse::<gpukb_facts::ComputeCapability>().ok())
+            .is_some_and(|jcc| jcc == cc);
     compat::Device {
         cc: cc.pair(),
         tegra: jetson_igpu || compat::is_tegra(cc.pair()),
