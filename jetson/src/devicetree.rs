@@ -59,8 +59,11 @@ impl Soc {
     /// CUDA compute capability of the integrated GPU.
     ///
     /// Thor is 11.0 (`sm_110`) from CUDA 13.0 on; CUDA 12.8/12.9 called it
-    /// 10.1 (`sm_101`) and CUDA 13 renamed it (shared/research/compat-facts.md
-    /// §1d/§3; jetson_stats `CUDA_TABLE`).
+    /// 10.1 (`sm_101`) and CUDA 13 renamed it (NVIDIA cuRANDDx/nvCOMPDx
+    /// release notes for CUDA 13.0: "Thor SM renaming from sm_101 to sm_110
+    /// starting from CUDA 13.0; for CUDA 12.9 and older releases Thor stays
+    /// labeled as sm_101", https://docs.nvidia.com/cuda/curanddx/release_notes.html;
+    /// shared/research/compat-facts.md §1d/§3; jetson_stats `CUDA_TABLE`).
     pub fn compute_capability(&self) -> &'static str {
         match self {
             Soc::Tegra124 => "3.2",

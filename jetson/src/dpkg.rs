@@ -163,6 +163,11 @@ pub struct DpkgStack {
     /// Highest installed TensorRT runtime (`libnvinfer10`, `libnvinfer8`),
     /// else the `tensorrt` meta-package.
     pub tensorrt: Option<PackageVersion>,
+    /// Highest installed CUDA forward-compatibility package (`cuda-compat-12-2`):
+    /// the upgradable CUDA driver that JetPack 5.0+ can run a newer CUDA with
+    /// (NVIDIA blog "Simplifying CUDA Upgrades for NVIDIA Jetson Users").
+    #[serde(default)]
+    pub cuda_compat: Option<PackageVersion>,
 }
 
 fn is_cuda_versioned(name: &str, prefix: &str) -> bool {
@@ -228,12 +233,14 @@ pub fn stack_from_packages(pkgs: &[DpkgPackage]) -> DpkgStack {
         .or_else(|| pick(&|n| is_cuda_versioned(n, "cuda-toolkit-")));
     let cudnn = pick(&is_cudnn_runtime);
     let tensorrt = pick(&is_nvinfer_runtime).or_else(|| pick(&|n| n == "tensorrt"));
+    let cuda_compat = pick(&|n| is_cuda_versioned(n, "cuda-compat-"));
     DpkgStack {
         l4t_core,
         jetpack,
         cuda,
         cudnn,
         tensorrt,
+        cuda_compat,
     }
 }
 
@@ -278,6 +285,10 @@ mod tests {
         assert_eq!(s.l4t_core.unwrap().0, L4tVersion::new(35, 4, 1));
         assert_eq!(s.cudnn, None, "config-files only is not installed");
         assert_eq!(s.cuda.unwrap().version, "11.4.298");
+        assert!(s.cuda_compat.is_none());
+        let up = "Package: cuda-compat-12-2\nStatus: install ok installed\nVersion: 12.2.34086345-1\n\nPackage: cuda-compat-11-8\nStatus: deinstall ok config-files\nVersion: 11.8.31339915-1\n";
+        let s = stack_from_packages(&parse_dpkg_status(up));
+        assert_eq!(s.cuda_compat.unwrap().package, "cuda-compat-12-2");
     }
 
     #[test]

@@ -262,6 +262,11 @@ pub struct JetsonReport {
     pub cudnn: Option<Sourced<String>>,
     /// TensorRT.
     pub tensorrt: Option<Sourced<String>>,
+    /// The upgradable CUDA's forward-compatibility package (`cuda-compat-X-Y`,
+    /// JetPack 5.0+), when installed: it lets a newer CUDA than the JetPack's
+    /// run without reflashing.
+    #[serde(default)]
+    pub cuda_compat: Option<Sourced<String>>,
     /// Power mode.
     pub power_mode: Option<PowerModeInfo>,
     /// `jetson_clocks` state.
@@ -655,6 +660,26 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         }),
         &mut disagreements,
     );
+    let cuda_compat = dpkg.cuda_compat.as_ref().map(dpkg_sourced);
+    if let Some(c) = &cuda_compat {
+        // A newer CUDA than the JetPack's, with its compat package, is the
+        // supported upgrade path from JetPack 5.0 on (NVIDIA blog "Simplifying
+        // CUDA Upgrades for NVIDIA Jetson Users"), not a partial upgrade.
+        let jp5_or_later = l4t.as_ref().is_some_and(|i| i.version.major >= 35);
+        for d in disagreements.iter_mut().filter(|d| d.fact == "cuda") {
+            let matches_compat = d
+                .values
+                .first()
+                .is_some_and(|v| major_minor(&v.value) == major_minor(&c.value));
+            if jp5_or_later && matches_compat {
+                d.benign = true;
+                d.explanation = format!(
+                    "{}; {} is installed, NVIDIA's upgradable CUDA path for JetPack 5.0 and later",
+                    d.explanation, c.detail
+                );
+            }
+        }
+    }
     let cudnn = reconcile_component(
         "cudnn",
         "cuDNN",
@@ -892,6 +917,7 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         cuda,
         cudnn,
         tensorrt,
+        cuda_compat,
         power_mode,
         clocks,
         gpu,

@@ -7,6 +7,12 @@
 //! (`torch.version.cuda` is `None`), which is the most common "CUDA not
 //! available" report on Jetson. From JetPack 7 (CUDA 13, SBSA) the official
 //! aarch64 `cu130` wheels are the intended ones.
+//!
+//! The JetPack's CUDA is fixed only on JetPack 4: from JetPack 5.0, CUDA 11.8
+//! and later install without reflashing, with the `cuda-compat-X-Y` package
+//! (NVIDIA blog "Simplifying CUDA Upgrades for NVIDIA Jetson Users",
+//! https://developer.nvidia.com/blog/simplifying-cuda-upgrades-for-nvidia-jetson-users/),
+//! so a CUDA 12 wheel on JetPack 5 is judged by whether that package is there.
 
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +78,94 @@ fn classify(torch_version: &str, torch_cuda: Option<&str>) -> TorchBuild {
     }
 }
 
+/// The status and message for a torch whose CUDA major differs from the
+/// JetPack's.
+struct Judged(TorchStatus, String);
+
+impl Judged {
+    fn into_verdict(self, f: impl Fn(TorchStatus, String) -> TorchVerdict) -> TorchVerdict {
+        f(self.0, self.1)
+    }
+}
+
+/// A torch built for another CUDA major than the JetPack's CUDA. JetPack 4
+/// fixes CUDA to the L4T release; from JetPack 5.0 a newer CUDA (11.8 on)
+/// can be installed without reflashing, with its `cuda-compat-X-Y` package
+/// (NVIDIA blog "Simplifying CUDA Upgrades for NVIDIA Jetson Users"). CUDA 13
+/// on Jetson is the SBSA toolkit of JetPack 7, not an upgrade package for the
+/// JetPack 5/6 (non-SBSA) stack.
+fn major_mismatch(
+    torch_version: &str,
+    tc: &str,
+    (tmaj, tmin): (u32, u32),
+    (sys, smaj): (&str, u32),
+    report: &JetsonReport,
+    jp_name: &str,
+    fix: &str,
+) -> Judged {
+    let jp_major = report.jetpack.as_ref().and_then(|j| j.major).or_else(|| {
+        match report.l4t.as_ref().map(|l| l.version.major) {
+            Some(32) => Some(4),
+            Some(34 | 35) => Some(5),
+            _ => None,
+        }
+    });
+    let compat = report
+        .cuda_compat
+        .as_ref()
+        .and_then(|c| major_minor(&c.value).map(|v| (v, c.detail.clone())));
+    let head =
+        format!("torch {torch_version} is built for CUDA {tc} but {jp_name} provides CUDA {sys}");
+    if let Some(((cmaj, cmin), pkg)) = compat.filter(|((m, _), _)| *m == tmaj) {
+        let (status, how) = if (cmaj, cmin) >= (tmaj, tmin) {
+            (TorchStatus::Ok, "runs it natively".to_string())
+        } else {
+            (
+                TorchStatus::Warning,
+                "runs it under minor-version compatibility (kernels that need PTX JIT of the newer CUDA fail)"
+                    .to_string(),
+            )
+        };
+        return Judged(
+            status,
+            format!(
+                "{head}; {pkg} (the upgradable CUDA {cmaj}.{cmin} driver, JetPack 5.0 and later) {how}; \
+                 load it first: LD_LIBRARY_PATH=/usr/local/cuda-{cmaj}.{cmin}/compat"
+            ),
+        );
+    }
+    match jp_major {
+        Some(m) if m <= 4 => Judged(
+            TorchStatus::Broken,
+            format!(
+                "{head}; on JetPack 4 the CUDA release is fixed by L4T (no upgradable CUDA before JetPack 5.0), \
+                 so the wheel's CUDA libraries will not load; {fix}"
+            ),
+        ),
+        Some(m) if (5..=6).contains(&m) && tmaj > smaj && tmaj < 13 => Judged(
+            TorchStatus::Broken,
+            format!(
+                "{head} and no cuda-compat-{tmaj}-{tmin} package is installed, so the CUDA {tmaj} libraries \
+                 cannot use the JetPack's driver. JetPack 5.0 and later can upgrade CUDA without reflashing: \
+                 install CUDA {tmaj}.{tmin} for Jetson and its compat package from NVIDIA's CUDA repository \
+                 (`sudo apt-get install cuda-toolkit-{tmaj}-{tmin} cuda-compat-{tmaj}-{tmin}`), then \
+                 LD_LIBRARY_PATH=/usr/local/cuda-{tmaj}.{tmin}/compat; or {fix}"
+            ),
+        ),
+        Some(m) if m <= 6 && tmaj >= 13 => Judged(
+            TorchStatus::Broken,
+            format!(
+                "{head}; CUDA {tmaj} on Jetson is the SBSA toolkit of JetPack 7 and has no upgrade package for \
+                 {jp_name}'s CUDA {smaj} stack; {fix}"
+            ),
+        ),
+        _ => Judged(
+            TorchStatus::Broken,
+            format!("{head}, a different CUDA major, so the wheel's CUDA libraries will not load; {fix}"),
+        ),
+    }
+}
+
 /// Check a torch install (`torch.__version__`, `torch.version.cuda`) against
 /// the Jetson report.
 pub fn check_torch_wheel(
@@ -133,13 +227,16 @@ pub fn check_torch_wheel(
         );
     };
     if tmaj != smaj {
-        return verdict(
-            TorchStatus::Broken,
-            format!(
-                "torch {torch_version} is built for CUDA {tc} but {jp_name} provides CUDA {sys}; on Jetson the CUDA \
-                 major is fixed by the L4T release, so the wheel's CUDA libraries will not load; {fix}"
-            ),
-        );
+        return major_mismatch(
+            torch_version,
+            tc,
+            (tmaj, tmin),
+            (sys, smaj),
+            report,
+            &jp_name,
+            &fix,
+        )
+        .into_verdict(verdict);
     }
     if let Some(soc) = report.soc.as_ref().map(|s| s.value) {
         if soc == Soc::Tegra264 && tmaj < 13 {

@@ -454,3 +454,99 @@ fn garbage_never_panics() {
         }
     }
 }
+
+/// kb-audit E12: from JetPack 5.0 CUDA can be upgraded without reflashing
+/// (cuda-compat-X-Y); only JetPack 4 is fixed.
+#[test]
+fn cuda_12_wheel_on_jetpack_5_depends_on_the_compat_package() {
+    let mut jp5 = fixture("jetson-orin-nano-jp511");
+    assert!(jp5.cuda_compat.is_none());
+    let v = check_torch_wheel("2.4.0+cu124", Some("12.4"), &jp5);
+    assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
+    assert!(
+        v.message.contains("cuda-compat-12-4") && v.message.contains("without reflashing"),
+        "says what to install: {}",
+        v.message
+    );
+    jp5.cuda_compat = Some(gpukb_jetson::Sourced {
+        value: "12.6.37".to_string(),
+        source: FactSource::DpkgPackage,
+        detail: "cuda-compat-12-6 12.6.37-1".into(),
+    });
+    let v = check_torch_wheel("2.4.0+cu124", Some("12.4"), &jp5);
+    assert_eq!(v.status, TorchStatus::Ok, "{}", v.message);
+    assert!(v.message.contains("cuda-compat-12-6"), "{}", v.message);
+    // An older compat package than the wheel's CUDA: minor-version compatibility.
+    let v = check_torch_wheel("2.7.0+cu128", Some("12.8"), &jp5);
+    assert_eq!(v.status, TorchStatus::Warning, "{}", v.message);
+    // CUDA 13 is JetPack 7's SBSA stack, not an upgrade of JetPack 5.
+    let v = check_torch_wheel("2.11.0+cu130", Some("13.0"), &jp5);
+    assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
+    // JetPack 4 is fixed to its CUDA.
+    let nano = fixture("jetson-nano-jp464");
+    let v = check_torch_wheel("1.13.0+cu117", Some("11.7"), &nano);
+    assert_eq!(v.status, TorchStatus::Broken, "{}", v.message);
+    assert!(v.message.contains("JetPack 4"), "{}", v.message);
+}
+
+/// A fixture with extra dpkg stanzas appended to its status file.
+struct WithPackages(DirFiles, &'static str);
+
+impl JetsonFiles for WithPackages {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let base = self.0.read(path)?;
+        if path != "/var/lib/dpkg/status" {
+            return Ok(base);
+        }
+        let mut b = base.unwrap_or_default();
+        b.extend_from_slice(self.1.as_bytes());
+        Ok(Some(b))
+    }
+    fn list(&self, dir: &str) -> Result<Option<Vec<String>>, String> {
+        self.0.list(dir)
+    }
+}
+
+/// An upgraded CUDA 12.2 on JetPack 5 is a real disagreement without its
+/// compat package and the supported upgrade path with it.
+#[test]
+fn upgraded_cuda_on_jetpack_5_is_benign_only_with_cuda_compat() {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/jetson-orin-nano-jp511");
+    let toolkit =
+        "\nPackage: cuda-cudart-12-2\nStatus: install ok installed\nVersion: 12.2.140-1\n";
+    let compat =
+        "\nPackage: cuda-compat-12-2\nStatus: install ok installed\nVersion: 12.2.34086345-1\n";
+    let cuda_disagreement = |r: &JetsonReport| {
+        r.disagreements
+            .iter()
+            .find(|d| d.fact == "cuda")
+            .map(|d| d.benign)
+    };
+    let without = observe(&WithPackages(DirFiles(root.clone()), toolkit))
+        .unwrap()
+        .unwrap();
+    assert!(without.cuda_compat.is_none());
+    assert_eq!(
+        cuda_disagreement(&without),
+        Some(false),
+        "{:?}",
+        without.disagreements
+    );
+    let both: &'static str = Box::leak(format!("{toolkit}{compat}").into_boxed_str());
+    let with = observe(&WithPackages(DirFiles(root), both))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        with.cuda_compat.as_ref().map(|c| c.value.as_str()),
+        Some("12.2.34086345")
+    );
+    assert_eq!(
+        cuda_disagreement(&with),
+        Some(true),
+        "{:?}",
+        with.disagreements
+    );
+    let v = check_torch_wheel("2.3.0+cu121", Some("12.1"), &with);
+    assert_ne!(v.status, TorchStatus::Broken, "{}", v.message);
+}

@@ -17,7 +17,9 @@
 //! * Tegra (Jetson) GPUs run only SASS of exactly their arch, and desktop and
 //!   Tegra SASS never cross: `sm_80` does not run on Orin (8.7), `sm_87` does
 //!   not run on a desktop 8.9 (CUDA Programming Guide, Binary Compatibility;
-//!   compat-facts.md errata 2).
+//!   compat-facts.md errata 2). Tegra is the CC ([`TEGRA_CCS`]) or a Jetson
+//!   fingerprint ([`Device::observed`]); only an exact-arch cubin or PTX JIT
+//!   runs there.
 //!
 //! Driver ↔ CUDA rules are further down ([`driver_runs_cuda`]), and which
 //! driver branches drive which GPUs ([`branch_supports_gpu`]).
@@ -122,16 +124,55 @@ pub fn is_tegra(cc: (u32, u32)) -> bool {
     TEGRA_CCS.contains(&cc)
 }
 
-/// Can SASS `img` run on a device of compute capability `dev`?
-pub fn sass_runs(dev: (u32, u32), img: &FatbinImage) -> bool {
+/// The device side of a compatibility question: its compute capability and
+/// whether it is a Tegra (Jetson/DRIVE) integrated GPU. Tegra is known from
+/// the CC ([`TEGRA_CCS`]) or from the machine (a Jetson fingerprint: L4T
+/// release, device tree); CUDA's `integrated` attribute alone does not say
+/// Tegra, so callers pass what they observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Device {
+    pub cc: (u32, u32),
+    pub tegra: bool,
+}
+
+impl Device {
+    /// A device known only by its compute capability (Tegra when the CC is).
+    pub fn from_cc(cc: (u32, u32)) -> Self {
+        Device {
+            cc,
+            tegra: is_tegra(cc),
+        }
+    }
+
+    /// A device the machine identified as a Tegra integrated GPU (or whose CC is one).
+    pub fn observed(cc: (u32, u32), on_jetson: bool) -> Self {
+        Device {
+            cc,
+            tegra: on_jetson || is_tegra(cc),
+        }
+    }
+}
+
+/// Can SASS `img` run on `dev`? The one place the SASS rule lives:
+/// desktop `sm_XY` runs on X.Z with Z >= Y; on Tegra only exactly its own
+/// arch ("Binary compatibility is supported only for the desktop. It is not
+/// supported for Tegra. Also, the binary compatibility between desktop and
+/// Tegra is not supported.", CUDA C++ Programming Guide, Binary
+/// Compatibility), so Tegra SASS never runs on a desktop GPU either.
+pub fn sass_runs_on(dev: Device, img: &FatbinImage) -> bool {
     let a = cc_of(img.arch);
-    if is_tegra(dev) || is_tegra(a) {
-        return a == dev;
+    if dev.tegra || is_tegra(a) {
+        return a == dev.cc;
     }
     match img.variant {
-        ArchVariant::A => a == dev,
-        ArchVariant::Plain | ArchVariant::F => a.0 == dev.0 && a.1 <= dev.1,
+        ArchVariant::A => a == dev.cc,
+        ArchVariant::Plain | ArchVariant::F => a.0 == dev.cc.0 && a.1 <= dev.cc.1,
     }
+}
+
+/// [`sass_runs_on`] for a device known only by its compute capability.
+pub fn sass_runs(dev: (u32, u32), img: &FatbinImage) -> bool {
+    sass_runs_on(Device::from_cc(dev), img)
 }
 
 /// Can PTX `img` be compiled for `dev` (ignoring the ISA version)?
@@ -162,10 +203,16 @@ fn variant_rank(v: ArchVariant) -> u8 {
 /// library) on a device of compute capability `dev` under a driver of CUDA
 /// version `driver_cuda` (e.g. 13000).
 pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verdict {
+    decide_on(Device::from_cc(dev), driver_cuda, images)
+}
+
+/// [`decide`] for a device whose Tegra-ness the machine observed.
+pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> Verdict {
+    let dev = device.cc;
     let ccs = format!("{}.{}", dev.0, dev.1);
     let mut sass: Vec<&FatbinImage> = images
         .iter()
-        .filter(|i| i.kind == ImageKind::Sass && sass_runs(dev, i))
+        .filter(|i| i.kind == ImageKind::Sass && sass_runs_on(device, i))
         .collect();
     // Plain/family images first (they cover the whole library; an `a` image
     // usually carries a few specialised kernels), then the highest arch.
@@ -206,12 +253,19 @@ pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verd
             image: Some(best.target()),
             also_usable: also,
             expected_code: CUDA_SUCCESS,
-            reason: format!(
-                "{} machine code runs on compute capability {ccs} (same major, minor {} <= {})",
-                best.target(),
-                best.arch % 10,
-                dev.1
-            ),
+            reason: if device.tegra {
+                format!(
+                    "{} machine code runs on compute capability {ccs} (a Tegra GPU runs only its own arch's SASS)",
+                    best.target()
+                )
+            } else {
+                format!(
+                    "{} machine code runs on compute capability {ccs} (same major, minor {} <= {})",
+                    best.target(),
+                    best.arch % 10,
+                    dev.1
+                )
+            },
         };
     }
     if let Some(best) = jit.first() {
@@ -256,15 +310,21 @@ pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verd
         .collect();
     present.sort();
     present.dedup();
+    let sass_rule = if device.tegra {
+        format!(
+            "no sm_{}{} machine code (a Tegra GPU runs only SASS of exactly its arch)",
+            dev.0, dev.1
+        )
+    } else {
+        format!("no sm_{}x machine code with minor <= {}", dev.0, dev.1)
+    };
     Verdict {
         outcome: Outcome::NoImage,
         image: None,
         also_usable: Vec::new(),
         expected_code: CUDA_ERROR_NO_BINARY_FOR_GPU,
         reason: format!(
-            "no sm_{}x machine code with minor <= {} and no PTX <= compute_{}{} among [{}]: 209 no kernel image is available",
-            dev.0,
-            dev.1,
+            "{sass_rule} and no PTX <= compute_{}{} among [{}]: 209 no kernel image is available",
             dev.0,
             dev.1,
             present.join(", ")
@@ -277,8 +337,14 @@ pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verd
 /// PTX whose `.target` is newer than the device is rejected as invalid PTX
 /// (218), as measured on the H200 for `.target sm_100a`.
 pub fn predict_standalone(dev: (u32, u32), driver_cuda: u32, img: &FatbinImage) -> u32 {
+    predict_standalone_on(Device::from_cc(dev), driver_cuda, img)
+}
+
+/// [`predict_standalone`] for a device whose Tegra-ness the machine observed.
+pub fn predict_standalone_on(device: Device, driver_cuda: u32, img: &FatbinImage) -> u32 {
+    let dev = device.cc;
     match img.kind {
-        ImageKind::Sass if sass_runs(dev, img) => CUDA_SUCCESS,
+        ImageKind::Sass if sass_runs_on(device, img) => CUDA_SUCCESS,
         ImageKind::Sass => CUDA_ERROR_NO_BINARY_FOR_GPU,
         ImageKind::Ptx if isa_of(img) > max_ptx_isa(driver_cuda) => {
             CUDA_ERROR_UNSUPPORTED_PTX_VERSION
@@ -780,6 +846,46 @@ mod tests {
         // PTX still JITs on Tegra.
         let ptx = imgs(&["compute_80"]);
         assert_eq!(decide((8, 7), CUDA_13_0, &ptx).outcome, Outcome::PtxJit);
+    }
+
+    #[test]
+    fn sm_80_only_build_needs_ptx_on_orin_but_runs_on_an_a10() {
+        // kb-audit E13: an sm_80-only build on Orin (8.7) has no kernel image...
+        let sm80 = imgs(&["sm_80"]);
+        let orin = decide((8, 7), CUDA_13_0, &sm80);
+        assert_eq!(orin.outcome, Outcome::NoImage);
+        assert!(orin.reason.contains("Tegra"), "{}", orin.reason);
+        // ... unless it carries PTX, which the driver JITs.
+        let sm80_ptx = imgs(&["sm_80", "compute_80"]);
+        assert_eq!(
+            decide((8, 7), CUDA_13_0, &sm80_ptx).outcome,
+            Outcome::PtxJit
+        );
+        // An sm_87 build runs on Orin.
+        let sm87 = decide((8, 7), CUDA_13_0, &imgs(&["sm_80", "sm_87"]));
+        assert_eq!(sm87.image.as_deref(), Some("sm_87"));
+        // The sm_80 build runs on an A10 (8.6, desktop).
+        assert_eq!(
+            decide((8, 6), CUDA_13_0, &sm80).image.as_deref(),
+            Some("sm_80")
+        );
+        // Thor: CUDA 12.8/12.9 sm_101 cubins do not run as 11.0 (CUDA 13's name).
+        assert_eq!(
+            decide((11, 0), CUDA_13_0, &imgs(&["sm_101"])).expected_code,
+            209
+        );
+    }
+
+    #[test]
+    fn a_jetson_fingerprint_makes_any_cc_tegra() {
+        // A future Tegra CC not yet in TEGRA_CCS: the machine said Jetson.
+        let dev = Device::observed((9, 9), true);
+        assert!(dev.tegra);
+        let img = image_from_target("sm_90", (1, 8)).unwrap();
+        assert!(!sass_runs_on(dev, &img));
+        assert!(sass_runs_on(Device::observed((9, 9), false), &img));
+        assert_eq!(predict_standalone_on(dev, CUDA_13_0, &img), 209);
+        assert!(Device::observed((8, 7), false).tegra);
     }
 
     #[test]

@@ -1622,7 +1622,8 @@ fn torch_lacks_gpu_arch(v: &View) -> Outcome {
         for g in &gpus {
             let Some(cc) = g.cc else { continue };
             let dcuda = driver_cuda.or(t.cuda).map(|c| c.api()).unwrap_or(13000);
-            let d = compat::decide(cc.pair(), dcuda, &images);
+            let dev = tegra_aware_device(v, cc);
+            let d = compat::decide_on(dev, dcuda, &images);
             if matches!(d.outcome, ImageOutcome::NoImage | ImageOutcome::PtxTooNew) {
                 let sev = if v.is_active(e) {
                     Severity::Failure
@@ -1646,6 +1647,22 @@ fn torch_lacks_gpu_arch(v: &View) -> Outcome {
         Outcome::Clear("no CUDA torch installed".into())
     } else {
         Outcome::Undecided(why_undecided)
+    }
+}
+
+/// The compatibility engine's view of a GPU: Tegra when its CC is a Tegra
+/// one, or when this is a Jetson and the GPU is the one the Jetson report
+/// names (its CC); a discrete GPU on a Jetson/IGX host keeps desktop rules.
+fn tegra_aware_device(v: &View, cc: gpukb_facts::ComputeCapability) -> compat::Device {
+    let jetson_igpu =
+        v.fp.jetson
+            .value()
+            .and_then(|j| j.compute_capability.as_ref())
+            .and_then(|c| c.value.parse::<gpukb_facts::ComputeCapability>().ok())
+            .is_some_and(|jcc| jcc == cc);
+    compat::Device {
+        cc: cc.pair(),
+        tegra: jetson_igpu || compat::is_tegra(cc.pair()),
     }
 }
 
@@ -1673,7 +1690,8 @@ fn extension_lacks_gpu_arch(v: &View) -> Outcome {
         let images: Vec<_> = value.targets.iter().map(|t| t.image).collect();
         for g in &gpus {
             let Some(cc) = g.cc else { continue };
-            let d = compat::decide(cc.pair(), driver_cuda, &images);
+            let dev = tegra_aware_device(v, cc);
+            let d = compat::decide_on(dev, driver_cuda, &images);
             if matches!(d.outcome, ImageOutcome::NoImage | ImageOutcome::PtxTooNew) {
                 let file = x.path.rsplit('/').next().unwrap_or(&x.path);
                 out.push(
