@@ -138,24 +138,27 @@ impl Matcher {
         let mut unfiltered = Vec::new();
         let mut first_of: HashMap<String, usize> = HashMap::new();
         {
+            // Read in storage order and sorted here: SQLite's ORDER BY builds a temporary
+            // B-tree, which cost as much as reading the rows.
+            let mut rows: Vec<(String, i64, String, String, f64, Option<String>)> = Vec::new();
             let mut st = db.prepare(
-                "SELECT entry_id, kind, pattern, weight, prefilter FROM signatures ORDER BY entry_id, idx",
+                "SELECT entry_id, idx, kind, pattern, weight, prefilter FROM signatures",
             )?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
+            let mut q = st.query([])?;
+            while let Some(r) = q.next()? {
+                rows.push((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ));
+            }
+            rows.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+            for (entry, _, kind, pattern, weight, pre) in rows {
                 let i = sigs.len();
-                let kind: String = r.get(1)?;
-                let pre: Option<String> = r.get(4)?;
-                let pattern: String = r.get(2)?;
                 let same_as = *first_of.entry(pattern.clone()).or_insert(i);
-                sigs.push(SigRow {
-                    same_as,
-                    entry: r.get(0)?,
-                    kind: kind.clone(),
-                    pattern,
-                    weight: r.get(3)?,
-                    regex: OnceCell::new(),
-                });
                 match (kind.as_str(), pre) {
                     ("literal", Some(p)) => {
                         needles.push(p);
@@ -169,6 +172,14 @@ impl Matcher {
                     }
                     _ => unfiltered.push(i),
                 }
+                sigs.push(SigRow {
+                    same_as,
+                    entry,
+                    kind,
+                    pattern,
+                    weight,
+                    regex: OnceCell::new(),
+                });
             }
         }
         let mut entries = HashMap::new();
@@ -203,15 +214,32 @@ impl Matcher {
             }
         }
         {
-            // Exact message strings of codes (long enough to be specific) are needles too.
-            let mut st = db.prepare(
-                "SELECT lower(message), min(key) FROM codes WHERE length(message) >= 20 \
-                 AND lower(message) != lower(name) GROUP BY lower(message)",
-            )?;
+            // Exact message strings of codes (long enough to be specific) are needles too:
+            // one per distinct lower-cased message, keyed by its smallest code key. Grouped
+            // here rather than by SQLite's GROUP BY (a temporary B-tree on every search).
+            let mut by_message: BTreeMap<String, String> = BTreeMap::new();
+            let mut st =
+                db.prepare("SELECT message, name, key FROM codes WHERE length(message) >= 20")?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
-                needles.push(r.get(0)?);
-                pats.push(Pat::Message(r.get(1)?));
+                let message: String = r.get(0)?;
+                let name: String = r.get(1)?;
+                let key: String = r.get(2)?;
+                let lower = message.to_ascii_lowercase();
+                if lower == name.to_ascii_lowercase() {
+                    continue;
+                }
+                match by_message.get_mut(&lower) {
+                    Some(k) if *k <= key => {}
+                    Some(k) => *k = key,
+                    None => {
+                        by_message.insert(lower, key);
+                    }
+                }
+            }
+            for (message, key) in by_message {
+                needles.push(message);
+                pats.push(Pat::Message(key));
             }
         }
         Ok(Matcher {
