@@ -919,7 +919,8 @@ mod tests {
             assert_eq!(r.text(text), want, "{text}");
         }
         // Not hostnames: a bare word, inside names, paths and sysctl keys.
-        let other = "nvidia-uvm kvm /proc/sys/vm/swappiness vm.overcommit_memory = 1 --vm vmx VM vm\nvm\n";
+        let other =
+            "nvidia-uvm kvm /proc/sys/vm/swappiness vm.overcommit_memory = 1 --vm vmx VM vm\nvm\n";
         assert_eq!(r.text(other), other);
         // Whole values where a hostname is written.
         let j = serde_json::json!({"hostname": "vm", "other": "vm",
@@ -932,8 +933,14 @@ mod tests {
         for kept in [&red["other"], &red["env"]["TERM"], &red["list"][1]["value"]] {
             assert_eq!(kept, "vm");
         }
-        assert_eq!(r.file("/etc/hostname", b"vm\n"), format!("{tok}\n").into_bytes());
-        assert_eq!(r.file("/etc/modules-load.d/x.conf", b"vm\n"), b"vm\n".to_vec());
+        assert_eq!(
+            r.file("/etc/hostname", b"vm\n"),
+            format!("{tok}\n").into_bytes()
+        );
+        assert_eq!(
+            r.file("/etc/modules-load.d/x.conf", b"vm\n"),
+            b"vm\n".to_vec()
+        );
         // uname -a teaches the node name; /proc/version's "Linux version" does not.
         let mut l = Learner::new();
         l.text(b"Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080) (gcc 13)\n");

@@ -43,11 +43,7 @@ fn copy_kb(dir: &Path) {
     for d in ["entries", "examples", "tables"] {
         copy_dir(&repo_kb().join(d), &dir.join(d));
     }
-    std::fs::copy(
-        repo_kb().join("categories.tsv"),
-        dir.join("categories.tsv"),
-    )
-    .unwrap();
+    std::fs::copy(repo_kb().join("categories.tsv"), dir.join("categories.tsv")).unwrap();
 }
 
 /// A well-formed entry `id`, with `extra` lines replacing the parts a test breaks.
@@ -99,7 +95,12 @@ fn planted_problems_are_each_named_and_exit_1() {
     write(
         &kb,
         "entries/planted-bad-regex.toml",
-        &entry("planted-bad-regex", "driver_not_installed", "regex = '(unclosed'", true),
+        &entry(
+            "planted-bad-regex",
+            "driver_not_installed",
+            "regex = '(unclosed'",
+            true,
+        ),
     );
     // A category that categories.tsv lacks.
     write(
@@ -119,7 +120,12 @@ fn planted_problems_are_each_named_and_exit_1() {
     write(
         &kb,
         "entries/planted-bad-example-source.toml",
-        &entry("planted-bad-example-source", "driver_not_installed", sig, true),
+        &entry(
+            "planted-bad-example-source",
+            "driver_not_installed",
+            sig,
+            true,
+        ),
     );
     write(
         &kb,
@@ -127,8 +133,8 @@ fn planted_problems_are_each_named_and_exit_1() {
         &format!("# source: a forum thread\n{example}"),
     );
     // A second file with an existing entry's id (a copied entry left unrenamed).
-    let first = std::fs::read_to_string(repo_kb().join("entries/bce-input-outside-zero-one.toml"))
-        .unwrap();
+    let first =
+        std::fs::read_to_string(repo_kb().join("entries/bce-input-outside-zero-one.toml")).unwrap();
     write(&kb, "entries/bce-input-copy.toml", &first);
     // A categories.tsv row with too few fields, and a code-table row without a source.
     let mut cats = std::fs::read_to_string(kb.join("categories.tsv")).unwrap();
@@ -200,9 +206,9 @@ fn planted_problems_are_each_named_and_exit_1() {
     let (code, out, err) = gpukb(&["kb", "lint", label, "--eval", eval.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.lines().any(|l| l
-            .starts_with(&format!("{label}/examples/planted-no-source/2.txt: planted-no-source: example copies"))
-            && l.contains("p-1")),
+        out.lines().any(|l| l.starts_with(&format!(
+            "{label}/examples/planted-no-source/2.txt: planted-no-source: example copies"
+        )) && l.contains("p-1")),
         "{out}"
     );
 }
@@ -214,7 +220,10 @@ fn an_unreadable_dir_exits_2_with_one_line() {
     let (code, out, err) = gpukb(&["kb", "lint", missing.to_str().unwrap()]);
     assert_eq!(code, 2, "{out}{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("no-such-kb") && err.contains("entries"), "{err}");
+    assert!(
+        err.contains("no-such-kb") && err.contains("entries"),
+        "{err}"
+    );
     assert!(out.is_empty(), "{out}");
     // A directory that is not a KB (no entries/) is the same.
     let (code, _, err) = gpukb(&["kb", "lint", tmp.path().to_str().unwrap()]);

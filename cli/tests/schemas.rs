@@ -216,8 +216,17 @@ fn plan_of_every_fixture_and_of_described_machines_matches_its_schema() {
     let plan = validator("plan");
     let fixtures = fixtures();
     for (dir, how) in &fixtures {
-        let what = dir.strip_prefix(repo()).unwrap_or(dir).display().to_string();
-        check(&plan, "plan", &what, &gpukb(&["plan", how, dir.to_str().unwrap(), "--json"]));
+        let what = dir
+            .strip_prefix(repo())
+            .unwrap_or(dir)
+            .display()
+            .to_string();
+        check(
+            &plan,
+            "plan",
+            &what,
+            &gpukb(&["plan", how, dir.to_str().unwrap(), "--json"]),
+        );
     }
     let captures: Vec<&str> = fixtures
         .iter()
@@ -226,7 +235,14 @@ fn plan_of_every_fixture_and_of_described_machines_matches_its_schema() {
         .take(3)
         .collect();
     let fleet = gpukb(&[
-        "plan", "--replay", captures[0], "--replay", captures[1], "--replay", captures[2], "--json",
+        "plan",
+        "--replay",
+        captures[0],
+        "--replay",
+        captures[1],
+        "--replay",
+        captures[2],
+        "--json",
     ]);
     assert_eq!(fleet["machines"].as_array().map(Vec::len), Some(3));
     check(&plan, "plan", "a fleet of three captures", &fleet);
@@ -247,7 +263,8 @@ fn plan_of_every_fixture_and_of_described_machines_matches_its_schema() {
     }
     // A document the schema must reject.
     let mut bad = gpukb(&["plan", "--gpu", "9.0", "--driver", "580", "--json"]);
-    bad["torch"]["candidates"][0]["reasons"] = serde_json::json!([{"code": "perhaps", "gpu": null, "text": "", "source": ""}]);
+    bad["torch"]["candidates"][0]["reasons"] =
+        serde_json::json!([{"code": "perhaps", "gpu": null, "text": "", "source": ""}]);
     assert!(!plan.is_valid(&bad));
 }
 
@@ -275,8 +292,15 @@ fn agent_once_history_and_diff_match_their_schemas() {
     for dir in &runs {
         let d = dir.to_str().unwrap();
         let doc = gpukb(&[
-            "agent", "--once", "--replay", d, "--db", db_s, "--textfile",
-            prom.to_str().unwrap(), "--json",
+            "agent",
+            "--once",
+            "--replay",
+            d,
+            "--db",
+            db_s,
+            "--textfile",
+            prom.to_str().unwrap(),
+            "--json",
         ]);
         changed += usize::from(!doc["changes"].as_array().unwrap().is_empty());
         check(&once, "agent-once", d, &doc);
@@ -287,20 +311,41 @@ fn agent_once_history_and_diff_match_their_schemas() {
     assert!(!h["events"].as_array().unwrap().is_empty());
     check(&history, "history", "history of the temporary database", &h);
     // diff of two fixtures, of a fixture with itself, and of two snapshots.
-    let d = gpukb(&["diff", healthy.to_str().unwrap(), broken.to_str().unwrap(), "--json"]);
+    let d = gpukb(&[
+        "diff",
+        healthy.to_str().unwrap(),
+        broken.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(!d["changes"].as_array().unwrap().is_empty());
     check(&diff, "diff", "healthy -> broken", &d);
-    let same = gpukb(&["diff", healthy.to_str().unwrap(), healthy.to_str().unwrap(), "--json"]);
+    let same = gpukb(&[
+        "diff",
+        healthy.to_str().unwrap(),
+        healthy.to_str().unwrap(),
+        "--json",
+    ]);
     check(&diff, "diff", "healthy -> healthy", &same);
     let snaps = gpukb(&["diff", "@1", "@2", "--db", db_s, "--json"]);
     check(&diff, "diff", "@1 -> @2", &snaps);
     for (a, b) in fixtures.iter().zip(fixtures.iter().skip(1)).step_by(5) {
         let doc = gpukb(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
-        check(&diff, "diff", &format!("{} -> {}", a.display(), b.display()), &doc);
+        check(
+            &diff,
+            "diff",
+            &format!("{} -> {}", a.display(), b.display()),
+            &doc,
+        );
     }
     // Documents the schemas must reject.
     let mut bad = gpukb(&[
-        "agent", "--once", "--replay", healthy.to_str().unwrap(), "--db", db_s, "--json",
+        "agent",
+        "--once",
+        "--replay",
+        healthy.to_str().unwrap(),
+        "--db",
+        db_s,
+        "--json",
     ]);
     bad["snapshot"]["verdict"] = "maybe".into();
     assert!(!once.is_valid(&bad));

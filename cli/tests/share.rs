@@ -374,7 +374,10 @@ fn a_two_letter_hostname_is_redacted_where_it_is_one_and_nowhere_else() {
     for (file, line) in [
         ("root/proc/sys/kernel/hostname", format!("{token}\n")),
         ("root/etc/hosts", format!("127.0.1.1 {token}\n")),
-        ("root/var/log/syslog", format!("00 {token} kernel: nvidia-uvm: Loaded")),
+        (
+            "root/var/log/syslog",
+            format!("00 {token} kernel: nvidia-uvm: Loaded"),
+        ),
     ] {
         let text = std::fs::read_to_string(red.join(file)).unwrap();
         assert!(text.contains(&line), "{file}: {text}");

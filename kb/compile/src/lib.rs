@@ -213,7 +213,12 @@ pub fn compile(dir: &Path, label: &str) -> Result<Compiled, CompileError> {
             continue;
         }
         if !ids.insert(entry.id.clone()) {
-            issues.push(&rel, Some(&stem), format!("duplicate id {}", entry.id), true);
+            issues.push(
+                &rel,
+                Some(&stem),
+                format!("duplicate id {}", entry.id),
+                true,
+            );
             continue;
         }
         entries.push(LoadedEntry {

@@ -81,7 +81,6 @@ fn without_leading_case_flag(pattern: &str) -> String {
     pattern.to_string()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

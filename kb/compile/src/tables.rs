@@ -391,7 +391,10 @@ mod tests {
         let (h, rows) = parse_csv("a,b\n\"x,\"\"y\"\"\",2\r\n").unwrap();
         assert_eq!(h, vec!["a", "b"]);
         assert_eq!(rows, vec![vec!["x,\"y\"".to_string(), "2".into()]]);
-        assert_eq!(parse_csv("a,b\n1\n").unwrap_err(), "line 2: 1 fields, the header has 2");
+        assert_eq!(
+            parse_csv("a,b\n1\n").unwrap_err(),
+            "line 2: 1 fields, the header has 2"
+        );
         assert!(parse_csv("").is_err());
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
 use tantivy::{doc, Index};
 
-use crate::{model, prefilter, tokenize, Compiled, CompileError};
+use crate::{model, prefilter, tokenize, CompileError, Compiled};
 
 /// The database's tables.
 const SCHEMA_SQL: &str = "
@@ -157,7 +157,10 @@ impl Compiled {
 
     /// Builds the search index in `dir` (an empty directory: on disk for the build, in
     /// RAM for lint), with the tokenizers registered, committed as one segment.
-    pub fn index_in<D: Into<Box<dyn tantivy::Directory>>>(&self, dir: D) -> Result<Index, CompileError> {
+    pub fn index_in<D: Into<Box<dyn tantivy::Directory>>>(
+        &self,
+        dir: D,
+    ) -> Result<Index, CompileError> {
         let text = |tok: &str| {
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default()
