@@ -37,7 +37,7 @@ pub enum KbCommand {
     },
     /// Check the knowledge base (exit 1 on problems): the embedded one, or the directory DIR.
     #[command(
-        after_help = "DIR has the layout of the repository's kb/ (entries/*.toml, examples/<id>/*, categories.tsv, tables/*.csv). It is compiled in memory with the build's own checks; nothing is rebuilt.\nOne line per problem: FILE: ENTRY: MESSAGE (FILE: MESSAGE outside an entry).\nExit status: 0 clean, 1 problems found, 2 DIR (or --eval's) cannot be read."
+        after_help = "DIR has the layout of the repository's kb/ (entries/*.toml, examples/<id>/*, categories.tsv, tables/*.csv). It is compiled in memory with the build's own checks; nothing is rebuilt.\nOne line per problem: FILE: ENTRY: MESSAGE (FILE: MESSAGE outside an entry).\nExit status: 0 clean, 1 problems found, 2 DIR or EVAL cannot be read."
     )]
     Lint {
         /// A knowledge-base directory to check instead of the embedded KB (e.g. kb).
@@ -45,8 +45,8 @@ pub enum KbCommand {
         dir: Option<PathBuf>,
         /// Also fail on KB examples or signatures that copy paste-specific text (60+
         /// characters, or a path, host name or version) of the labelled pastes in
-        /// DIR/*.jsonl; primary-source text in DIR/../research/data/*.csv is exempt.
-        #[arg(long, value_name = "DIR")]
+        /// EVAL/*.jsonl (a directory); primary-source text in EVAL/../research/data/*.csv is exempt.
+        #[arg(long, value_name = "EVAL")]
         eval: Option<PathBuf>,
     },
     /// Measure search on a labelled JSONL file (fields `error`, `root_cause`, optional
