@@ -16,11 +16,12 @@ if [ ! -x "$BIN" ]; then
 fi
 ENTRY=$(ls kb/entries/*.toml | head -n 1)
 
-# Seconds (wall, user) of one run of "$@", output discarded.
+TIMES=$(mktemp)
+trap 'rm -f "$TIMES"' EXIT
+# Seconds (wall, user) of one run of "$@", output discarded (lint exits 1 on problems).
 timed() {
-  local t
-  t=$( { /usr/bin/time -f '%e %U' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
-  echo "$t"
+  /usr/bin/time -o "$TIMES" -f '%e %U' "$@" >/dev/null 2>&1 || true
+  tail -n 1 "$TIMES"
 }
 # The median wall and its user time of N runs.
 median() {
