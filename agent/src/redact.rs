@@ -11,12 +11,14 @@
 //! consistently (paths, journal keys, file contents, same length inside binary
 //! files such as `ld.so.cache`) replays to the same diagnosis. This is
 //! pseudonymisation, not anonymity: a guessable value (a hostname from a short
-//! list) can be confirmed by hashing the guess.
+//! list) can be confirmed by hashing the guess. A hostname of one or two bytes
+//! (`vm`) is replaced only where it is written as a hostname, never as a bare
+//! word (`/proc/sys/vm`, `nvidia-uvm` stay): see `ShortHosts`.
 
 use crate::host::{CaptureData, Journal, Recorded};
 use regex::bytes::Regex;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 /// What kind of private value a token stands for (its tag).
@@ -278,6 +280,8 @@ struct Patterns {
     url_credentials: Regex,
     /// `Serial Number : X` lines (nvidia-smi -q, lshw, dmidecode).
     serial_line: Regex,
+    /// `uname -a`: `Linux NODENAME RELEASE` (group 1), not `/proc/version`'s `Linux version`.
+    uname: Regex,
     /// IPv4 addresses, only looked for in env values that hold addresses.
     ipv4: Regex,
     /// A path under `/home/USER` or `/root`, component by component.
@@ -292,6 +296,7 @@ fn patterns() -> &'static Patterns {
             hex: r(r"(?i)(?:\b(?:GPU|MIG)-)?\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}|(?:[0-9a-f]{2}:){5}[0-9a-f]{2}|i-[0-9a-f]{8}(?:[0-9a-f]{9})?)\b"),
             url_credentials: r(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@\x22']+:[^/\s@\x22']+)@"),
             serial_line: r(r"(?m)(?:Serial Number|Board Serial|Serial)\s*:\s*([A-Za-z0-9][A-Za-z0-9-]{3,})"),
+            uname: r(r"(?m-u)^(?:GNU/)?Linux ([A-Za-z0-9][A-Za-z0-9.-]*) \d+\.\d+"),
             ipv4: r(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"),
             home_path: r(r#"(?:/home|/root)(?:/[^/\x00-\x20"'<>:;,=\\|*?]+)+"#),
         }
@@ -302,6 +307,18 @@ fn patterns() -> &'static Patterns {
 #[derive(Debug, Default, Clone)]
 pub struct Learner {
     values: BTreeMap<Vec<u8>, Kind>,
+    /// Hostnames of 1–2 bytes (`vm`): too short to replace wherever they occur as a
+    /// word, so they are replaced only where the text says it is a hostname
+    /// ([`ShortHosts`]).
+    short_hosts: BTreeSet<Vec<u8>>,
+}
+
+/// Whether `v` can be a hostname label or name (RFC 1123 letters, digits, `-`, `.`).
+fn host_shaped(v: &[u8]) -> bool {
+    !v.is_empty()
+        && v.iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.')
+        && v[0].is_ascii_alphanumeric()
 }
 
 impl Learner {
@@ -312,6 +329,10 @@ impl Learner {
 
     fn add(&mut self, kind: Kind, v: &[u8]) {
         let v = v.trim_ascii();
+        if kind == Kind::Host && v.len() < 3 {
+            self.add_short_host(v);
+            return;
+        }
         if v.len() < 3 || v.contains(&0) {
             return;
         }
@@ -326,7 +347,9 @@ impl Learner {
             if let Ok(s) = std::str::from_utf8(v) {
                 // The short name of an FQDN is private too.
                 if let Some((short, _)) = s.split_once('.') {
-                    if short.len() >= 3 && !GENERIC_NAMES.contains(&short) {
+                    if short.len() < 3 {
+                        self.add_short_host(short.as_bytes());
+                    } else if !GENERIC_NAMES.contains(&short) {
                         self.values.insert(short.as_bytes().to_vec(), kind);
                     }
                 }
@@ -341,6 +364,13 @@ impl Learner {
         self.values.entry(v.to_vec()).or_insert(kind);
     }
 
+    /// A hostname of 1–2 bytes, seen where a hostname is written.
+    fn add_short_host(&mut self, v: &[u8]) {
+        if host_shaped(v) {
+            self.short_hosts.insert(v.to_vec());
+        }
+    }
+
     /// Learns the values the patterns recognise anywhere (UUIDs, container
     /// ids, MACs, instance ids, URL credentials, serial-number lines).
     pub fn text(&mut self, bytes: &[u8]) {
@@ -351,6 +381,11 @@ impl Learner {
         for c in p.url_credentials.captures_iter(bytes) {
             if let Some(m) = c.get(1) {
                 self.add(Kind::Secret, m.as_bytes());
+            }
+        }
+        for c in p.uname.captures_iter(bytes) {
+            if let Some(m) = c.get(1).filter(|m| m.as_bytes() != b"version") {
+                self.add(Kind::Host, m.as_bytes());
             }
         }
         for c in p.serial_line.captures_iter(bytes) {
@@ -438,12 +473,12 @@ impl Learner {
 
     /// How many private values are known.
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.values.len() + self.short_hosts.len()
     }
 
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 
     /// The rewriter for what was learnt.
@@ -462,6 +497,7 @@ impl Learner {
             matcher,
             needles,
             tokens,
+            short_hosts: ShortHosts::new(&self.short_hosts),
         }
     }
 }
@@ -473,6 +509,112 @@ pub struct Redaction {
     matcher: Option<aho_corasick::AhoCorasick>,
     needles: Vec<Vec<u8>>,
     tokens: Vec<Vec<u8>>,
+    short_hosts: Option<ShortHosts>,
+}
+
+/// Hostnames of 1–2 bytes and where they are replaced: never as a bare word (`vm` is
+/// also `/proc/sys/vm`, `vm.swappiness`, and inside `nvidia-uvm` or `kvm`), only
+///
+/// - as a whole value where a hostname is written: the hostname files
+///   (`/etc/hostname`, `/proc/sys/kernel/hostname`), env variables naming a host
+///   (`HOSTNAME`, `*_NODE_NAME`), JSON keys `hostname`/`node_name`/`pod_name`;
+/// - in text that says it is one ([`SHORT_HOST_CONTEXTS`]): `/etc/hosts` lines, `uname -a`'s
+///   node name, a syslog line's host field, `user@host`, `host:port` (NCCL's
+///   `host:pid:tid` prefix too), `hostname: host`, `HOSTNAME=host`.
+#[derive(Debug, Clone)]
+struct ShortHosts {
+    /// (hostname, token).
+    names: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The contexts with the hostnames in group `h`.
+    contexts: Regex,
+}
+
+/// Text that names a host, with `{H}` where the hostname stands (group `h`, followed by a
+/// byte that cannot continue a name, or the end of the line). ASCII, multi-line.
+const SHORT_HOST_CONTEXTS: &[&str] = &[
+    // /etc/hosts: an address, optional other names, the host.
+    r"^[ \t]*(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:[ \t]+[A-Za-z0-9._-]+)*?[ \t]+(?P<h>{H})",
+    // uname -a after the kernel name.
+    r"^(?:GNU/)?Linux[ \t]+(?P<h>{H})",
+    // A syslog or journalctl short line: timestamp, host.
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+(?P<h>{H})",
+    // user@host (prompts, ssh, scp).
+    r"[A-Za-z0-9._-]@(?P<h>{H})",
+    // host:port, and NCCL's host:pid:tid prefix.
+    r#"(?:^|[\s="'(,\[])(?P<h>{H}):\d{2,6}"#,
+    // hostname: host, HOSTNAME=host, "node_name": "host".
+    r#"(?i:\b(?:hostname|host_name|host|nodename|node_name|pod_name)["']?[ \t]*[:=][ \t]*["']?)(?P<h>{H})"#,
+];
+
+impl ShortHosts {
+    fn new(hosts: &BTreeSet<Vec<u8>>) -> Option<ShortHosts> {
+        if hosts.is_empty() {
+            return None;
+        }
+        let alts: Vec<String> = hosts
+            .iter()
+            .map(|h| regex::escape(&String::from_utf8_lossy(h)))
+            .collect();
+        let h = alts.join("|");
+        let joined: Vec<String> = SHORT_HOST_CONTEXTS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let c = c
+                    .replace("{H}", &format!("(?:{h})"))
+                    .replace("(?P<h>", &format!("(?P<h{i}>"));
+                format!("(?:{c}(?:[^A-Za-z0-9_-]|$))")
+            })
+            .collect();
+        let contexts = Regex::new(&format!("(?m-u){}", joined.join("|"))).ok()?;
+        let names = hosts
+            .iter()
+            .map(|v| (v.clone(), token(Kind::Host, v)))
+            .collect();
+        Some(ShortHosts { names, contexts })
+    }
+
+    /// The token of `v` when it is one of the hostnames.
+    fn token_of(&self, v: &[u8]) -> Option<&[u8]> {
+        self.names
+            .iter()
+            .find(|(n, _)| n.as_slice() == v)
+            .map(|(_, t)| t.as_slice())
+    }
+
+    /// `v` with its trimmed whole replaced when that is one of the hostnames.
+    fn whole(&self, v: &[u8]) -> Option<Vec<u8>> {
+        let t = v.trim_ascii();
+        let tok = self.token_of(t)?;
+        let at = v.len() - v.trim_ascii_start().len();
+        let mut out = v.to_vec();
+        out[at..at + t.len()].copy_from_slice(tok);
+        Some(out)
+    }
+
+    /// Replaces the hostnames in `b` where the text says they are one.
+    fn in_context(&self, b: &mut [u8]) {
+        let mut spans = Vec::new();
+        let mut at = 0;
+        while at < b.len() {
+            let Some(c) = self.contexts.captures_at(b, at) else {
+                break;
+            };
+            let Some(h) = (0..SHORT_HOST_CONTEXTS.len()).find_map(|i| c.name(&format!("h{i}")))
+            else {
+                break;
+            };
+            spans.push(h.range());
+            // Resume after the host: the byte that ended it may begin the next context.
+            at = h.end();
+        }
+        for r in spans {
+            let v = b[r.clone()].to_vec();
+            if let Some(tok) = self.token_of(&v) {
+                b[r].copy_from_slice(tok);
+            }
+        }
+    }
 }
 
 fn word_byte(b: u8) -> bool {
@@ -487,12 +629,12 @@ fn path_byte(b: u8) -> bool {
 impl Redaction {
     /// How many private values this redaction replaces (besides home paths).
     pub fn len(&self) -> usize {
-        self.needles.len()
+        self.needles.len() + self.short_hosts.as_ref().map_or(0, |s| s.names.len())
     }
 
     /// Whether it knows no private value (home paths are still rewritten).
     pub fn is_empty(&self) -> bool {
-        self.needles.is_empty()
+        self.len() == 0
     }
 
     /// Rewrites `b`; the result has the same length.
@@ -519,7 +661,23 @@ impl Redaction {
                 }
             }
         }
+        if let Some(sh) = &self.short_hosts {
+            sh.in_context(&mut out);
+        }
         debug_assert_eq!(out.len(), b.len());
+        out
+    }
+
+    /// Rewrites the contents of the machine file `path` (the same length): as
+    /// [`Redaction::bytes`], and a hostname file whose first line is a short hostname.
+    pub fn file(&self, path: &str, b: &[u8]) -> Vec<u8> {
+        let mut out = self.bytes(b);
+        if let (Some(sh), Some(Kind::Host)) = (&self.short_hosts, private_file(path)) {
+            let first = out.split(|c| *c == b'\n').next().unwrap_or(&[]).len();
+            if let Some(line) = sh.whole(&out[..first]) {
+                out[..first].copy_from_slice(&line);
+            }
+        }
         out
     }
 
@@ -537,13 +695,34 @@ impl Redaction {
         match v {
             Value::String(s) => Value::String(self.text(s)),
             Value::Array(a) => Value::Array(a.iter().map(|x| self.json(x)).collect()),
-            Value::Object(o) => Value::Object(
-                o.iter()
-                    .map(|(k, x)| (self.text(k), self.json(x)))
-                    .collect(),
-            ),
+            Value::Object(o) => {
+                // `{"name": "HOSTNAME", "value": "vm"}` (the fingerprint's env list).
+                let named_host = matches!(o.get("name"), Some(Value::String(n)) if private_env(n) == Some(Kind::Host));
+                Value::Object(
+                    o.iter()
+                        .map(|(k, x)| {
+                            let host_key = private_key(k) == Some(Kind::Host)
+                                || private_env(k) == Some(Kind::Host)
+                                || (named_host && k == "value");
+                            let short = match (host_key, x) {
+                                (true, Value::String(s)) => self.short_host_value(s),
+                                _ => None,
+                            };
+                            (self.text(k), short.unwrap_or_else(|| self.json(x)))
+                        })
+                        .collect(),
+                )
+            }
             other => other.clone(),
         }
+    }
+
+    /// A string that is, whole, a short hostname, replaced by its token.
+    fn short_host_value(&self, s: &str) -> Option<serde_json::Value> {
+        let red = self.short_hosts.as_ref()?.whole(s.as_bytes())?;
+        Some(serde_json::Value::String(
+            String::from_utf8_lossy(&red).into_owned(),
+        ))
     }
 
     /// Rewrites a whole capture consistently: file paths and contents, the
@@ -566,7 +745,7 @@ impl Redaction {
         let files = c
             .files
             .iter()
-            .map(|(p, b)| (self.text(p), self.bytes(b)))
+            .map(|(p, b)| (self.text(p), self.file(p, b)))
             .collect();
         let mut journal = journal;
         journal.redacted = Some(format!(
@@ -705,6 +884,70 @@ mod tests {
             id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()),
             "{id}"
         );
+    }
+
+    #[test]
+    fn short_hostnames_are_replaced_only_where_they_are_hostnames() {
+        let mut l = Learner::new();
+        l.file("/etc/hostname", b"vm\n");
+        let r = l.finish();
+        assert_eq!(r.len(), 1);
+        let tok = String::from_utf8(token(Kind::Host, b"vm")).unwrap();
+        for (text, want) in [
+            ("127.0.1.1\tvm\n", format!("127.0.1.1\t{tok}\n")),
+            (
+                "127.0.0.1 localhost vm vm2\n",
+                format!("127.0.0.1 localhost {tok} vm2\n"),
+            ),
+            (
+                "Linux vm 6.8.0-45-generic #45 SMP x86_64 GNU/Linux",
+                format!("Linux {tok} 6.8.0-45-generic #45 SMP x86_64 GNU/Linux"),
+            ),
+            (
+                "Dec  1 10:00:00 vm kernel: nvidia-uvm: Loaded the UVM driver",
+                format!("Dec  1 10:00:00 {tok} kernel: nvidia-uvm: Loaded the UVM driver"),
+            ),
+            ("alice@vm:~$ kvm-ok", format!("alice@{tok}:~$ kvm-ok")),
+            (
+                "vm:1234:1234 [0] NCCL INFO Bootstrap",
+                format!("{tok}:1234:1234 [0] NCCL INFO Bootstrap"),
+            ),
+            ("NCCL_COMM_ID=vm:52000", format!("NCCL_COMM_ID={tok}:52000")),
+            ("HOSTNAME=vm", format!("HOSTNAME={tok}")),
+            ("\"hostname\": \"vm\",", format!("\"hostname\": \"{tok}\",")),
+        ] {
+            assert_eq!(r.text(text), want, "{text}");
+        }
+        // Not hostnames: a bare word, inside names, paths and sysctl keys.
+        let other =
+            "nvidia-uvm kvm /proc/sys/vm/swappiness vm.overcommit_memory = 1 --vm vmx VM vm\nvm\n";
+        assert_eq!(r.text(other), other);
+        // Whole values where a hostname is written.
+        let j = serde_json::json!({"hostname": "vm", "other": "vm",
+            "env": {"HOSTNAME": "vm", "TERM": "vm"},
+            "list": [{"name": "HOSTNAME", "value": "vm"}, {"name": "MODE", "value": "vm"}]});
+        let red = r.json(&j);
+        assert_eq!(red["hostname"], tok.as_str());
+        assert_eq!(red["env"]["HOSTNAME"], tok.as_str());
+        assert_eq!(red["list"][0]["value"], tok.as_str());
+        for kept in [&red["other"], &red["env"]["TERM"], &red["list"][1]["value"]] {
+            assert_eq!(kept, "vm");
+        }
+        assert_eq!(
+            r.file("/etc/hostname", b"vm\n"),
+            format!("{tok}\n").into_bytes()
+        );
+        assert_eq!(
+            r.file("/etc/modules-load.d/x.conf", b"vm\n"),
+            b"vm\n".to_vec()
+        );
+        // uname -a teaches the node name; /proc/version's "Linux version" does not.
+        let mut l = Learner::new();
+        l.text(b"Linux version 6.8.0-45-generic (buildd@lcy02-amd64-080) (gcc 13)\n");
+        assert!(l.is_empty());
+        l.text(b"Linux q7 6.8.0-45-generic #45-Ubuntu SMP x86_64 GNU/Linux\n");
+        assert_eq!(l.len(), 1);
+        assert!(!l.finish().text("q7:29500").contains("q7"));
     }
 
     #[test]

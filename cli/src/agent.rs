@@ -257,14 +257,14 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     )?;
     agent.write_textfile(&text)?;
     if args.json {
-        let mut j = once_json(&agent, &pass);
+        let mut o = once_output(&agent, &pass);
         if let Some(c) = &canary {
-            j["canary"] = match c {
+            o.canary = Some(match c {
                 Ok(results) => serde_json::to_value(results)?,
                 Err(why) => serde_json::json!({ "unavailable": why }),
-            };
+            });
         }
-        serde_json::to_writer_pretty(&mut *out, &j)?;
+        serde_json::to_writer_pretty(&mut *out, &o)?;
         writeln!(out)?;
     } else {
         render_once(&agent, &pass, out)?;
@@ -288,26 +288,86 @@ pub fn needs_cuinit(d: &gpukb_kb::diagnose::Diagnosis) -> Vec<String> {
         .collect()
 }
 
-fn once_json(agent: &Agent, pass: &Pass) -> serde_json::Value {
+/// `gpukb agent --once --json` (schema `agent-once`, cli/schemas/).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct OnceOutput {
+    pub snapshot: OnceSnapshot,
+    /// The snapshot compared with (`null` for the first one in the history).
+    pub previous: Option<i64>,
+    /// What changed since `previous`.
+    pub changes: Vec<gpukb_monitor::diff::Change>,
+    /// Kernel-log events not seen before.
+    pub kernel_events: Vec<OnceKernelEvent>,
+    /// `read`, or why the kernel log was not read.
+    pub kernel_log: String,
+    /// The history database.
+    pub db: String,
+    /// The Prometheus textfile written, if any.
+    pub textfile: Option<String>,
+    /// Checks left undecided because the snapshot does not call `cuInit`.
+    pub unknown_without_cuinit: Vec<String>,
+    /// With `--canary`: per GPU, the canary's result or why it was skipped (or
+    /// `{unavailable: why}`); absent without `--canary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canary: Option<serde_json::Value>,
+}
+
+/// The snapshot this pass stored.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct OnceSnapshot {
+    pub id: i64,
+    /// RFC 3339.
+    pub at: String,
+    pub verdict: Verdict,
+    pub summary: String,
+}
+
+/// One kernel-log event (Xid, SXid, fallen off the bus, GSP timeout).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct OnceKernelEvent {
+    /// `xid`, `sxid`, `fallen_off_bus`, `gsp_timeout`.
+    pub kind: String,
+    pub code: Option<u32>,
+    /// PCI address as the driver printed it, or `unknown`.
+    pub gpu: String,
+    pub seq: u64,
+    /// RFC 3339.
+    pub at: String,
+    pub message: String,
+}
+
+fn once_output(agent: &Agent, pass: &Pass) -> OnceOutput {
     let d = &pass.snapshot.diagnosis;
-    serde_json::json!({
-        "snapshot": {
-            "id": pass.snapshot_id,
-            "at": gpukb_monitor::time::rfc3339(pass.snapshot.at),
-            "verdict": verdict_str(d.verdict),
-            "summary": d.summary,
+    OnceOutput {
+        snapshot: OnceSnapshot {
+            id: pass.snapshot_id,
+            at: gpukb_monitor::time::rfc3339(pass.snapshot.at),
+            verdict: d.verdict,
+            summary: d.summary.clone(),
         },
-        "previous": pass.previous,
-        "changes": pass.changes,
-        "kernel_events": pass.new_kernel_events.iter().map(|k| serde_json::json!({
-            "kind": k.kind, "code": k.code, "gpu": k.gpu, "seq": k.seq,
-            "at": gpukb_monitor::time::rfc3339(k.at), "message": k.message,
-        })).collect::<Vec<_>>(),
-        "kernel_log": match &pass.kernel_log { Ok(()) => "read".to_string(), Err(e) => e.clone() },
-        "unknown_without_cuinit": needs_cuinit(d),
-        "db": agent.store.path().display().to_string(),
-        "textfile": agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
-    })
+        previous: pass.previous,
+        changes: pass.changes.clone(),
+        kernel_events: pass
+            .new_kernel_events
+            .iter()
+            .map(|k| OnceKernelEvent {
+                kind: k.kind.clone(),
+                code: k.code,
+                gpu: k.gpu.clone(),
+                seq: k.seq,
+                at: gpukb_monitor::time::rfc3339(k.at),
+                message: k.message.clone(),
+            })
+            .collect(),
+        kernel_log: match &pass.kernel_log {
+            Ok(()) => "read".to_string(),
+            Err(e) => e.clone(),
+        },
+        db: agent.store.path().display().to_string(),
+        textfile: agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
+        unknown_without_cuinit: needs_cuinit(d),
+        canary: None,
+    }
 }
 
 fn render_once(agent: &Agent, pass: &Pass, out: &mut dyn Write) -> std::io::Result<()> {

@@ -1,4 +1,5 @@
-//! `gpukb kb list|show|lint|eval`: browse, check and measure the embedded knowledge base.
+//! `gpukb kb list|show|lint|eval`: browse, check and measure the embedded knowledge base;
+//! `kb lint DIR` checks a knowledge-base directory instead, without rebuilding the binary.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,12 +35,18 @@ pub enum KbCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Check the knowledge base (exit 1 on problems).
+    /// Check the knowledge base (exit 1 on problems): the embedded one, or the directory DIR.
+    #[command(
+        after_help = "DIR has the layout of the repository's kb/ (entries/*.toml, examples/<id>/*, categories.tsv, tables/*.csv). It is compiled in memory with the build's own checks; nothing is rebuilt.\nOne line per problem: FILE: ENTRY: MESSAGE (FILE: MESSAGE outside an entry).\nExit status: 0 clean, 1 problems found, 2 DIR or EVAL cannot be read."
+    )]
     Lint {
+        /// A knowledge-base directory to check instead of the embedded KB (e.g. kb).
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
         /// Also fail on KB examples or signatures that copy paste-specific text (60+
         /// characters, or a path, host name or version) of the labelled pastes in
-        /// DIR/*.jsonl; primary-source text in DIR/../research/data/*.csv is exempt.
-        #[arg(long, value_name = "DIR")]
+        /// EVAL/*.jsonl (a directory); primary-source text in EVAL/../research/data/*.csv is exempt.
+        #[arg(long, value_name = "EVAL")]
         eval: Option<PathBuf>,
     },
     /// Measure search on a labelled JSONL file (fields `error`, `root_cause`, optional
@@ -55,9 +62,9 @@ pub enum KbCommand {
 
 /// Runs `gpukb kb ...`.
 pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let kb = Kb::open()?;
     match &args.command {
         KbCommand::List { category, json } => {
+            let kb = Kb::open()?;
             let rows = kb.list(category.as_deref())?;
             if *json {
                 serde_json::to_writer_pretty(&mut *out, &rows)?;
@@ -74,6 +81,7 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             })
         }
         KbCommand::Show { id, json } => {
+            let kb = Kb::open()?;
             let Some(e) = kb.entry(id)? else {
                 anyhow::bail!("no entry \"{id}\" (see `gpukb kb list`)");
             };
@@ -127,23 +135,9 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        KbCommand::Lint { eval } => {
-            let mut issues = kb.lint()?;
-            if let Some(dir) = eval {
-                let (pastes, generic) = read_eval_dir(dir)?;
-                issues.extend(kb.lint_eval(&pastes, &generic)?);
-            }
-            for i in &issues {
-                writeln!(out, "{}: {}", i.file, i.message)?;
-            }
-            writeln!(out, "{} entries, {} problem(s)", kb.len()?, issues.len())?;
-            Ok(if issues.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        KbCommand::Lint { dir, eval } => lint(dir.as_deref(), eval.as_deref(), out),
         KbCommand::Eval { file, json } => {
+            let kb = Kb::open()?;
             let text = read_user_file(file)?;
             let cases = gpukb_kb::eval::parse_jsonl(&text)
                 .with_context(|| format!("parsing {}", file.display()))?;
@@ -164,6 +158,42 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `gpukb kb lint [DIR] [--eval EVAL]`: the embedded KB, or DIR compiled in memory with
+/// the build's checks; one line per problem, then a count. Exit 1 on problems.
+fn lint(
+    dir: Option<&std::path::Path>,
+    eval: Option<&std::path::Path>,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    let kb = match dir {
+        Some(d) => Kb::compile_dir(d, &d.display().to_string())?,
+        None => Kb::open()?,
+    };
+    let mut issues = kb.lint()?;
+    if let Some(e) = eval {
+        let (pastes, generic) = read_eval_dir(e)?;
+        issues.extend(kb.lint_eval(&pastes, &generic)?);
+    }
+    for i in &issues {
+        writeln!(out, "{i}")?;
+    }
+    let on_disk = match dir {
+        Some(_) => format!(" of {} on disk", kb.entries_on_disk()?),
+        None => String::new(),
+    };
+    writeln!(
+        out,
+        "{} entries{on_disk}, {} problem(s)",
+        kb.len()?,
+        issues.len()
+    )?;
+    Ok(if issues.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// The diagnosis of each case's machine (its capture replayed), `None` for text-only cases.

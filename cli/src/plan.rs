@@ -88,11 +88,11 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None
     };
     if args.json {
-        let mut v = serde_json::to_value(&plan)?;
-        if let (Some(rows), Some(o)) = (&verified, v.as_object_mut()) {
-            o.insert("verify".into(), serde_json::to_value(rows)?);
-        }
-        serde_json::to_writer_pretty(&mut *out, &v)?;
+        let output = PlanOutput {
+            plan: &plan,
+            verify: verified.as_deref(),
+        };
+        serde_json::to_writer_pretty(&mut *out, &output)?;
         writeln!(out)?;
     } else {
         render(&plan, args.all, &Style::detect(), out)?;
@@ -110,8 +110,19 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(if failed { 1 } else { plan.exit_code() }))
 }
 
+/// `gpukb plan --json`: the plan, and with `--verify` what was loaded on the GPU
+/// (schema `plan`, cli/schemas/).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct PlanOutput<'a> {
+    #[serde(flatten)]
+    pub plan: &'a Plan,
+    /// `--verify` only: the probe image loaded on each GPU in place of the build's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<&'a [VerifyRow]>,
+}
+
 /// One image `--verify` loaded on a GPU.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct VerifyRow {
     pub gpu: usize,
     pub name: String,

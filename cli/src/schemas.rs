@@ -25,8 +25,22 @@ pub struct Schema {
     pub generate: fn() -> serde_json::Value,
 }
 
+/// The schema of `T` under schemars' read contract: what gpukb accepts when it reads the
+/// document back (a field with a default may be absent). For outputs gpukb also reads
+/// (fingerprint, capture, probe) and those published before [`output_of`].
 fn of<T: schemars::JsonSchema>() -> serde_json::Value {
     open_for_additions(serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default())
+}
+
+/// The schema of `T` under schemars' write contract: what gpukb writes, every field
+/// present unless it is skipped when empty. For outputs gpukb never reads back (plan,
+/// agent --once, history, diff).
+fn output_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    let schema = schemars::generate::SchemaSettings::default()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    open_for_additions(serde_json::to_value(schema).unwrap_or_default())
 }
 
 /// Drops `"additionalProperties": false` (from `deny_unknown_fields` on
@@ -81,6 +95,26 @@ pub const SCHEMAS: &[Schema] = &[
         generate: of::<gpukb_agent::probe::ProbeReport>,
     },
     Schema {
+        name: "plan",
+        describes: "gpukb plan --json (schema_version 1)",
+        generate: output_of::<crate::plan::PlanOutput<'static>>,
+    },
+    Schema {
+        name: "agent-once",
+        describes: "gpukb agent --once --json",
+        generate: output_of::<crate::agent::OnceOutput>,
+    },
+    Schema {
+        name: "history",
+        describes: "gpukb history --json",
+        generate: output_of::<gpukb_monitor::store::History>,
+    },
+    Schema {
+        name: "diff",
+        describes: "gpukb diff A B --json",
+        generate: output_of::<gpukb_monitor::diff::StackDiff>,
+    },
+    Schema {
         name: "kb-list",
         describes: "gpukb kb list --json",
         generate: of::<Vec<gpukb_kb::EntrySummary>>,
@@ -99,7 +133,7 @@ pub fn find(name: &str) -> Option<&'static Schema> {
 
 #[derive(Debug, clap::Args)]
 pub struct SchemaArgs {
-    /// Which output: fingerprint, capture, doctor, search, probe, kb-list, kb-show (omit to list them).
+    /// Which output: fingerprint, capture, doctor, search, probe, plan, agent-once, history, diff, kb-list, kb-show (omit to list them).
     pub name: Option<String>,
 }
 

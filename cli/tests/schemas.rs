@@ -210,3 +210,149 @@ fn kb_list_and_every_kb_show_match_their_schemas() {
         check(&show, "kb-show", id, &e);
     }
 }
+
+#[test]
+fn plan_of_every_fixture_and_of_described_machines_matches_its_schema() {
+    let plan = validator("plan");
+    let fixtures = fixtures();
+    for (dir, how) in &fixtures {
+        let what = dir
+            .strip_prefix(repo())
+            .unwrap_or(dir)
+            .display()
+            .to_string();
+        check(
+            &plan,
+            "plan",
+            &what,
+            &gpukb(&["plan", how, dir.to_str().unwrap(), "--json"]),
+        );
+    }
+    let captures: Vec<&str> = fixtures
+        .iter()
+        .filter(|(_, how)| *how == "--replay")
+        .map(|(d, _)| d.to_str().unwrap())
+        .take(3)
+        .collect();
+    let fleet = gpukb(&[
+        "plan",
+        "--replay",
+        captures[0],
+        "--replay",
+        captures[1],
+        "--replay",
+        captures[2],
+        "--json",
+    ]);
+    assert_eq!(fleet["machines"].as_array().map(Vec::len), Some(3));
+    check(&plan, "plan", "a fleet of three captures", &fleet);
+    for described in [
+        &["--gpu", "RTX 4060 Ti", "--driver", "535"][..],
+        &["--gpu", "7.0", "--gpu", "9.0", "--python", "3.12"],
+        &["--gpu", "Jetson Orin NX", "--jetpack", "6.2"],
+        &["--gpu", "12.0", "--driver", "570", "--arch", "aarch64"],
+        &["--gpu", "3.5", "--driver", "470"],
+        &["--gpu", "9.0", "--driver", "580", "--torch", ">=2.4,<2.6"],
+    ] {
+        let mut args = vec!["plan"];
+        args.extend_from_slice(described);
+        args.push("--json");
+        let doc = gpukb(&args);
+        assert_eq!(doc["schema_version"], 1, "{described:?}");
+        check(&plan, "plan", &format!("{described:?}"), &doc);
+    }
+    // A document the schema must reject.
+    let mut bad = gpukb(&["plan", "--gpu", "9.0", "--driver", "580", "--json"]);
+    bad["torch"]["candidates"][0]["reasons"] =
+        serde_json::json!([{"code": "perhaps", "gpu": null, "text": "", "source": ""}]);
+    assert!(!plan.is_valid(&bad));
+}
+
+#[test]
+fn agent_once_history_and_diff_match_their_schemas() {
+    let once = validator("agent-once");
+    let history = validator("history");
+    let diff = validator("diff");
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("history.db");
+    let db_s = db.to_str().unwrap();
+    let prom = tmp.path().join("gpukb.prom");
+    let fixtures: Vec<PathBuf> = fixtures()
+        .into_iter()
+        .filter(|(_, how)| *how == "--replay")
+        .map(|(d, _)| d)
+        .collect();
+    // A healthy machine, then broken ones, into one history: the later passes have a
+    // previous snapshot and changes.
+    let healthy = repo().join("tests/fixtures/healthy/h200-live-2026-12-01");
+    let broken = repo().join("tests/fixtures/broken/driver-too-old-for-torch");
+    let mut runs = vec![healthy.clone(), broken.clone(), healthy.clone()];
+    runs.extend(fixtures.iter().step_by(6).cloned());
+    let mut changed = 0;
+    for dir in &runs {
+        let d = dir.to_str().unwrap();
+        let doc = gpukb(&[
+            "agent",
+            "--once",
+            "--replay",
+            d,
+            "--db",
+            db_s,
+            "--textfile",
+            prom.to_str().unwrap(),
+            "--json",
+        ]);
+        changed += usize::from(!doc["changes"].as_array().unwrap().is_empty());
+        check(&once, "agent-once", d, &doc);
+    }
+    assert!(changed >= 2, "no pass saw a change");
+    let h = gpukb(&["history", "--db", db_s, "--json"]);
+    assert_eq!(h["snapshots"].as_array().map(Vec::len), Some(runs.len()));
+    assert!(!h["events"].as_array().unwrap().is_empty());
+    check(&history, "history", "history of the temporary database", &h);
+    // diff of two fixtures, of a fixture with itself, and of two snapshots.
+    let d = gpukb(&[
+        "diff",
+        healthy.to_str().unwrap(),
+        broken.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(!d["changes"].as_array().unwrap().is_empty());
+    check(&diff, "diff", "healthy -> broken", &d);
+    let same = gpukb(&[
+        "diff",
+        healthy.to_str().unwrap(),
+        healthy.to_str().unwrap(),
+        "--json",
+    ]);
+    check(&diff, "diff", "healthy -> healthy", &same);
+    let snaps = gpukb(&["diff", "@1", "@2", "--db", db_s, "--json"]);
+    check(&diff, "diff", "@1 -> @2", &snaps);
+    for (a, b) in fixtures.iter().zip(fixtures.iter().skip(1)).step_by(5) {
+        let doc = gpukb(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+        check(
+            &diff,
+            "diff",
+            &format!("{} -> {}", a.display(), b.display()),
+            &doc,
+        );
+    }
+    // Documents the schemas must reject.
+    let mut bad = gpukb(&[
+        "agent",
+        "--once",
+        "--replay",
+        healthy.to_str().unwrap(),
+        "--db",
+        db_s,
+        "--json",
+    ]);
+    bad["snapshot"]["verdict"] = "maybe".into();
+    assert!(!once.is_valid(&bad));
+    let mut bad = h.clone();
+    bad["snapshots"][0]["id"] = "one".into();
+    assert!(!history.is_valid(&bad));
+    let mut bad = d.clone();
+    bad["changes"][0]["before"] = 5.into();
+    assert!(!diff.is_valid(&bad));
+}

@@ -285,3 +285,110 @@ fn report_is_cut_under_the_limit_and_whole_with_output_file() {
     assert!(cut.contains("more characters cut here") && cut.contains("-o FILE"));
     assert!(cut.contains("#### Doctor:"));
 }
+
+/// Unrelated text around a 2-letter hostname `vm`, planted as a file: redaction must leave
+/// it as it is (no substring or bare-word replacement).
+const NOT_A_HOSTNAME: &[u8] =
+    b"options nvidia-uvm uvm_disable_hmm=1\n# kvm vmx --vm VM\nvm.overcommit_memory = 1\n/proc/sys/vm/swappiness\nvm\n";
+
+/// Occurrences of `vm` as a word of its own (not inside `nvidia-uvm`, `kvm`, `vmx`).
+fn bare_vm(bytes: &[u8]) -> usize {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    (0..bytes.len().saturating_sub(1))
+        .filter(|&i| {
+            &bytes[i..i + 2] == b"vm"
+                && (i == 0 || !word(bytes[i - 1]))
+                && (i + 2 == bytes.len() || !word(bytes[i + 2]))
+        })
+        .count()
+}
+
+/// The H200 fixture on a machine called `vm`: the hostname files, /etc/hosts, a syslog
+/// line, `HOSTNAME`, NCCL's bootstrap address (recorded, so it reaches the fingerprint and
+/// the report) and `uname -a`.
+fn planted_short_host(dir: &Path) {
+    copy_dir(&fixture("healthy/h200-live-2026-12-01"), dir);
+    let mut j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("capture.json")).unwrap()).unwrap();
+    for (path, bytes) in [
+        ("/etc/hostname", &b"vm\n"[..]),
+        ("/proc/sys/kernel/hostname", b"vm\n"),
+        ("/etc/hosts", b"127.0.0.1 localhost\n127.0.1.1 vm\n::1 ip6-localhost\n"),
+        (
+            "/var/log/syslog",
+            b"Dec  1 10:00:00 vm kernel: nvidia-uvm: Loaded the UVM driver, major device number 510.\n",
+        ),
+        ("/etc/modprobe.d/planted.conf", NOT_A_HOSTNAME),
+    ] {
+        plant_file(dir, &mut j, path, bytes);
+    }
+    j["env"]["HOSTNAME"] = "vm".into();
+    j["env"]["NCCL_COMM_ID"] = "vm:52000".into();
+    j["commands"]["uname -a"] = serde_json::json!({"ok": {"program": "/usr/bin/uname",
+        "status": 0, "stdout": "Linux vm 6.8.0-45-generic #45-Ubuntu SMP x86_64 GNU/Linux\n",
+        "stderr": ""}});
+    std::fs::write(
+        dir.join("capture.json"),
+        serde_json::to_string_pretty(&j).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_two_letter_hostname_is_redacted_where_it_is_one_and_nowhere_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plant = tmp.path().join("planted-short-host");
+    planted_short_host(&plant);
+    let plant_s = plant.to_str().unwrap();
+    // `vm.overcommit_memory`, `/proc/sys/vm/`, and a bare line: words, not hostnames.
+    assert_eq!(bare_vm(NOT_A_HOSTNAME), 3);
+
+    // The plant reaches the report when redaction is off.
+    let (code, raw, err) = gpukb(&["report", "--replay", plant_s, "--no-redact"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(String::from_utf8_lossy(&raw).contains("vm:52000"));
+
+    let (code, report, err) = gpukb(&["report", "--replay", plant_s]);
+    assert_eq!(code, 0, "{err}");
+    let report = String::from_utf8(report).unwrap();
+    assert_eq!(bare_vm(report.as_bytes()), 0, "{report}");
+    assert!(!report.contains("vm:52000"));
+
+    let red = tmp.path().join("redacted");
+    let red_s = red.to_str().unwrap();
+    let (code, _, err) = gpukb(&["capture", "--redact", "--from", plant_s, "-o", red_s]);
+    assert_eq!(code, 0, "{err}");
+    let mut all = Vec::new();
+    files(&red, &mut all);
+    let unrelated = red.join("root/etc/modprobe.d/planted.conf");
+    assert_eq!(std::fs::read(&unrelated).unwrap(), NOT_A_HOSTNAME);
+    for f in all.iter().filter(|f| **f != unrelated) {
+        let bytes = std::fs::read(f).unwrap();
+        assert_eq!(bare_vm(&bytes), 0, "vm left in {}", f.display());
+    }
+    let hostname = std::fs::read_to_string(red.join("root/etc/hostname")).unwrap();
+    assert_eq!(hostname.len(), 3);
+    assert_ne!(hostname, "vm\n");
+    // Consistent: the same token in every file.
+    let token = hostname.trim();
+    for (file, line) in [
+        ("root/proc/sys/kernel/hostname", format!("{token}\n")),
+        ("root/etc/hosts", format!("127.0.1.1 {token}\n")),
+        (
+            "root/var/log/syslog",
+            format!("00 {token} kernel: nvidia-uvm: Loaded"),
+        ),
+    ] {
+        let text = std::fs::read_to_string(red.join(file)).unwrap();
+        assert!(text.contains(&line), "{file}: {text}");
+    }
+    let journal: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(red.join("capture.json")).unwrap()).unwrap();
+    assert_eq!(journal["env"]["HOSTNAME"], token);
+    assert_eq!(journal["env"]["NCCL_COMM_ID"], format!("{token}:52000"));
+
+    // The redacted capture replays to the same verdict.
+    let before = diagnosis(&["doctor", "--replay", plant_s, "--json"]);
+    let after = diagnosis(&["doctor", "--replay", red_s, "--json"]);
+    assert_eq!(verdict(&before), verdict(&after));
+}

@@ -18,6 +18,9 @@ pub enum KbError {
     /// A labelled eval case names a category we do not know.
     #[error("{id}: label \"{label}\" is neither a category in kb/categories.tsv nor named by any category's same_as")]
     EvalLabel { id: String, label: String },
+    /// A knowledge-base directory could not be compiled (`Kb::compile_dir`).
+    #[error(transparent)]
+    Compile(#[from] gpukb_kb_compile::CompileError),
     /// A code argument that could not be understood.
     #[error("cannot read \"{0}\" as an error code (try 209, CUDA_ERROR_NO_BINARY_FOR_GPU, cudaErrorNoKernelImageForDevice, \"xid 79\", \"nccl 2\")")]
     BadCode(String),

@@ -3,7 +3,8 @@
 //!
 //! [`Kb::open`] opens the embedded copies (milliseconds, no file or env access);
 //! [`Kb::search`] ranks diagnoses for a pasted error, [`Kb::explain`] looks up error codes,
-//! [`Kb::lint`] re-checks the embedded data.
+//! [`Kb::lint`] re-checks the embedded data; [`Kb::compile_dir`] compiles a knowledge-base
+//! directory in memory (for `gpukb kb lint DIR`).
 
 pub mod agreement;
 pub mod diagnose;
@@ -12,12 +13,15 @@ pub mod eval;
 pub mod explain;
 pub mod lint;
 pub mod memorised;
-pub mod model;
 pub mod normalize;
 pub mod search;
 pub mod signals;
-pub mod tokenize;
 pub mod window;
+
+/// The entry schema and its checks, shared with `kb/build.rs` and `gpukb kb lint DIR`.
+pub use gpukb_kb_compile::model;
+/// The error-text tokenizers, shared with the index build.
+pub use gpukb_kb_compile::tokenize;
 
 use std::cell::OnceCell;
 
@@ -106,7 +110,15 @@ impl Kb {
             ram.atomic_write(std::path::Path::new(name), bytes)
                 .map_err(|e| KbError::Index(e.to_string()))?;
         }
-        let index = tantivy::Index::open(ram)?;
+        Kb::from_compiled(db, tantivy::Index::open(ram)?)
+    }
+
+    /// A knowledge base from its compiled database and index (as `gpukb-kb-compile`
+    /// writes them).
+    pub(crate) fn from_compiled(
+        db: rusqlite::Connection,
+        index: tantivy::Index,
+    ) -> Result<Kb, KbError> {
         tokenize::register(&index);
         let schema = index.schema();
         let f = |n: &str| schema.get_field(n).map_err(KbError::from);

@@ -1,7 +1,12 @@
-//! `lint`: re-checks the embedded knowledge base. Reports the problems the build recorded
-//! (schema, categories, code references, signature coverage), unknown rule predicates, and
-//! every example whose top search hit is not its own entry; and, with labelled eval pastes,
-//! KB text copied from them ([`Kb::lint_eval`], the rule in [`crate::memorised`]).
+//! `lint`: re-checks a knowledge base: the embedded one, or a directory compiled in memory
+//! by [`Kb::compile_dir`] with the build's own code (`gpukb-kb-compile`), so both get the
+//! same checks. Reports the problems the compile recorded (schema, categories, code
+//! references, signature coverage), unknown rule predicates, and every example whose top
+//! search hit is not its own entry; and, with labelled eval pastes, KB text copied from them
+//! ([`Kb::lint_eval`], the rule in [`crate::memorised`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -11,22 +16,59 @@ use crate::{Kb, KbError};
 /// One lint problem, tied to a file.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LintIssue {
-    /// Repository-relative file, e.g. `kb/entries/foo.toml`.
+    /// The file under the knowledge-base directory's name, e.g. `kb/entries/foo.toml`,
+    /// `kb/categories.tsv:12`.
     pub file: String,
+    /// The entry it belongs to, when it belongs to one.
+    pub entry: Option<String>,
     /// What is wrong, precisely.
     pub message: String,
 }
 
+impl std::fmt::Display for LintIssue {
+    /// `file: entry: message`, or `file: message` for a problem outside any entry.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.entry {
+            Some(e) => write!(f, "{}: {e}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
 impl Kb {
+    /// Compiles the knowledge-base directory `dir` (`entries/`, `examples/`,
+    /// `categories.tsv`, `tables/`) in memory, with the checks and output of the build,
+    /// fatal problems included as lint problems; `label` names `dir` in
+    /// [`LintIssue::file`]. Errors only when `dir/entries` cannot be read or the compiled
+    /// data cannot be opened.
+    pub fn compile_dir(dir: &Path, label: &str) -> Result<Kb, KbError> {
+        let compiled = gpukb_kb_compile::compile(dir, label)?;
+        let mut db = rusqlite::Connection::open_in_memory()?;
+        compiled.fill_sqlite(&mut db)?;
+        let index = compiled.index_in(tantivy::directory::RamDirectory::create())?;
+        Kb::from_compiled(db, index)
+    }
+
+    /// How the compiled directory is named in lint problems (`kb` for the embedded one).
+    fn dir_label(&self) -> String {
+        self.db
+            .query_row("SELECT value FROM meta WHERE key = 'dir'", [], |r| r.get(0))
+            .unwrap_or_else(|_| "kb".into())
+    }
+
     /// All lint problems; empty when the knowledge base is clean.
     pub fn lint(&self) -> Result<Vec<LintIssue>, KbError> {
+        let dir = self.dir_label();
         let mut out = Vec::new();
         {
-            let mut st = self.db.prepare("SELECT file, message FROM build_issues")?;
+            let mut st = self
+                .db
+                .prepare("SELECT file, entry, message FROM build_issues")?;
             let rows = st.query_map([], |r| {
                 Ok(LintIssue {
                     file: r.get(0)?,
-                    message: r.get(1)?,
+                    entry: r.get(1)?,
+                    message: r.get(2)?,
                 })
             })?;
             for r in rows {
@@ -43,7 +85,8 @@ impl Kb {
                 let (id, p) = r?;
                 if !crate::diagnose::checks::is_check(&p) {
                     out.push(LintIssue {
-                        file: format!("kb/entries/{id}.toml"),
+                        file: format!("{dir}/entries/{id}.toml"),
+                        entry: Some(id.clone()),
                         message: format!(
                             "condition when = \"{p}\" is not a check in kb/src/diagnose/checks.rs (known: {})",
                             crate::diagnose::checks::CHECKS.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
@@ -58,7 +101,8 @@ impl Kb {
                 match hits.first() {
                     Some(h) if h.id == e.id => {}
                     Some(h) => out.push(LintIssue {
-                        file: format!("kb/examples/{}/{name}", e.id),
+                        file: format!("{dir}/examples/{}/{name}", e.id),
+                        entry: Some(e.id.clone()),
                         message: format!(
                             "top search hit is {} (score {:.1}), not {}{}",
                             h.id,
@@ -71,7 +115,8 @@ impl Kb {
                         ),
                     }),
                     None => out.push(LintIssue {
-                        file: format!("kb/examples/{}/{name}", e.id),
+                        file: format!("{dir}/examples/{}/{name}", e.id),
+                        entry: Some(e.id.clone()),
                         message: format!("search finds nothing; expected {}", e.id),
                     }),
                 }
@@ -88,11 +133,17 @@ impl Kb {
         pastes: &[Paste],
         extra_generic: &str,
     ) -> Result<Vec<LintIssue>, KbError> {
+        let dir = self.dir_label();
         let mut texts = Vec::new();
+        // The entry each checked file belongs to.
+        let mut owner: BTreeMap<String, String> = BTreeMap::new();
         for e in self.list(None)? {
+            owner.insert(format!("{dir}/entries/{}.toml", e.id), e.id.clone());
             for (name, text) in self.examples(&e.id)? {
+                let file = format!("{dir}/examples/{}/{name}", e.id);
+                owner.insert(file.clone(), e.id.clone());
                 texts.push(KbText {
-                    file: format!("kb/examples/{}/{name}", e.id),
+                    file,
                     what: "example".into(),
                     text,
                 });
@@ -118,7 +169,7 @@ impl Kb {
                     pattern
                 };
                 texts.push(KbText {
-                    file: format!("kb/entries/{id}.toml"),
+                    file: format!("{dir}/entries/{id}.toml"),
                     what: format!("signature #{}", idx + 1),
                     text,
                 });
@@ -132,6 +183,7 @@ impl Kb {
         Ok(memorised::find_copies(&texts, pastes, &generic, &messages)
             .into_iter()
             .map(|c| LintIssue {
+                entry: owner.get(&c.file).cloned(),
                 file: c.file,
                 message: format!(
                     "{} copies {} of eval case {}: \"{}\" (write the failure, not the paste: see kb/FORMAT.md, memorisation lint)",

@@ -16,7 +16,7 @@ pub const GPUS_AS_OF: &str = "2026-12-01";
 
 /// What kind of product a GPU is; forward compatibility (`cuda-compat`)
 /// depends on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GpuClass {
     Datacenter,

@@ -244,7 +244,7 @@ impl TorchSpec {
 }
 
 /// Why a candidate runs or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     Ok,
@@ -260,7 +260,7 @@ pub enum Code {
 }
 
 /// One reason, about one GPU (index into `machine.gpus`) or the machine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reason {
     pub code: Code,
     pub gpu: Option<usize>,
@@ -283,7 +283,7 @@ fn reason(
 }
 
 /// How a build runs on the GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
     Sass,
@@ -291,7 +291,7 @@ pub enum Via {
 }
 
 /// One candidate build and the verdict on it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Candidate {
     pub version: String,
     pub variant: String,
@@ -330,7 +330,7 @@ impl Candidate {
 }
 
 /// The build to install.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Recommended {
     pub version: String,
     pub variant: String,
@@ -345,7 +345,7 @@ pub struct Recommended {
 }
 
 /// Another way to install the recommended build.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Alternative {
     pub tool: String,
     pub command: String,
@@ -353,14 +353,14 @@ pub struct Alternative {
 }
 
 /// The torch part of a plan.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TorchPlan {
     pub recommended: Option<Recommended>,
     pub candidates: Vec<Candidate>,
 }
 
 /// The driver the GPUs should run for the recommended build.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DriverPlan {
     pub branch: Option<u32>,
     pub open_modules_required: bool,
@@ -369,14 +369,14 @@ pub struct DriverPlan {
 }
 
 /// The CUDA toolkit to build extensions against the recommended build.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ToolkitPlan {
     pub version: Option<String>,
     pub reason: String,
 }
 
 /// An NGC container judged for the machines.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ContainerVerdict {
     pub image: String,
     pub cuda: String,
@@ -387,7 +387,7 @@ pub struct ContainerVerdict {
 }
 
 /// One GPU in the plan's `machine` view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GpuView {
     pub name: String,
     pub cc: ComputeCapability,
@@ -399,7 +399,7 @@ pub struct GpuView {
 }
 
 /// The machine as the plan saw it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MachineView {
     pub label: String,
     pub gpus: Vec<GpuView>,
@@ -414,7 +414,7 @@ pub struct MachineView {
 }
 
 /// `gpukb plan`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
     pub schema_version: u32,
     pub as_of: String,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// One changed fact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     /// Stable fact key (`driver.version`, `gpu[0].uuid`, `python[/opt/venv].torch.version`,
     /// `health.verdict`, `finding[<id>]`).
@@ -27,7 +27,7 @@ pub struct Change {
 }
 
 /// A fact one side could not observe, so it was not compared.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NotCompared {
     pub what: String,
     /// Why (the observation's error or reason), per side.
@@ -35,7 +35,7 @@ pub struct NotCompared {
 }
 
 /// The comparison of two snapshots.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StackDiff {
     pub changes: Vec<Change>,
     pub not_compared: Vec<NotCompared>,

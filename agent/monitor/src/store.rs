@@ -65,10 +65,11 @@ pub struct Store {
 }
 
 /// One event row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Event {
     /// RFC 3339 in JSON.
     #[serde(serialize_with = "ser_time")]
+    #[schemars(with = "String")]
     pub at: i64,
     /// `stack`, `health`, `finding`, `kernel` or `canary`.
     pub kind: String,
@@ -102,17 +103,18 @@ impl Event {
 }
 
 /// A snapshot's row, without the JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SnapshotRow {
     pub id: i64,
     #[serde(serialize_with = "ser_time")]
+    #[schemars(with = "String")]
     pub at: i64,
     pub verdict: String,
     pub summary: String,
 }
 
 /// `gpukb history`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct History {
     pub snapshots: Vec<SnapshotRow>,
     pub events: Vec<Event>,

@@ -1,7 +1,8 @@
 //! The schema of a curated entry (`kb/entries/<id>.toml`) and the structural checks on it.
 //!
-//! This file is shared verbatim with `build.rs` (through `#[path]`), so the build and
-//! `gpukb kb lint` apply exactly the same checks. It must only use std, serde, toml and regex.
+//! `kb/build.rs` (through this crate, a build-dependency) and `gpukb kb lint DIR` (a normal
+//! dependency) call the same functions, so the build and the lint apply exactly the same
+//! checks; `gpukb_kb::model` re-exports this module.
 
 use serde::{Deserialize, Serialize};
 
