@@ -116,14 +116,21 @@ pub fn fingerprint(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprin
     Ok(gpukb_agent::fingerprint(host, &deadlines(args)))
 }
 
-/// Fingerprints without the CUDA driver API (no `cuInit`, a quarter of a second per GPU, and
-/// no libcuda load): the cheap facts search uses when it looks at this machine by default.
+/// The facts search uses: on this machine (or a copied root, or a fingerprint file) only
+/// the cheap ones, neither NVML nor the CUDA driver API (`cuInit` costs a quarter of a second
+/// per GPU); a capture replays everything it recorded.
 pub fn fingerprint_cheap(args: &MachineArgs) -> anyhow::Result<gpukb_agent::Fingerprint> {
     if let Some(path) = &args.fingerprint {
         return read_fingerprint(path);
     }
     let host = std::sync::Arc::new(args.host(false)?);
-    Ok(gpukb_agent::fingerprint(host, &cheap_settings(args)))
+    // A capture replays what was recorded, NVML and cuInit included, at no cost.
+    let settings = if args.replay.is_some() {
+        deadlines(args)
+    } else {
+        cheap_settings(args)
+    };
+    Ok(gpukb_agent::fingerprint(host, &settings))
 }
 
 /// What search's default detection reads: files only (sysfs, procfs, the

@@ -107,7 +107,8 @@ fn machine_drivers(fp: &Fingerprint) -> Vec<String> {
     out
 }
 
-/// GPU names NVML or the CUDA driver API report.
+/// GPU names NVML or the CUDA driver API report; when neither was loaded (search's
+/// cheap detection), the names the GPU table gives the PCI devices.
 fn machine_gpu_names(fp: &Fingerprint) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Some(n) = fp.nvml.value() {
@@ -115,6 +116,14 @@ fn machine_gpu_names(fp: &Fingerprint) -> Vec<String> {
     }
     if let Some(c) = fp.cuda.value() {
         out.extend(c.devices.iter().map(|d| d.name.clone()));
+    }
+    if out.is_empty() {
+        out.extend(
+            crate::diagnose::View::new(fp)
+                .gpus()
+                .into_iter()
+                .map(|g| g.name),
+        );
     }
     out.sort();
     out.dedup();

@@ -159,9 +159,20 @@ impl Matcher {
             for (entry, _, kind, pattern, weight, pre) in rows {
                 let i = sigs.len();
                 let same_as = *first_of.entry(pattern.clone()).or_insert(i);
+                let plain = if kind == "regex" {
+                    plain_literal(&pattern)
+                } else {
+                    None
+                };
                 match (kind.as_str(), pre) {
                     ("literal", Some(p)) => {
                         needles.push(p);
+                        pats.push(Pat::Sig(i));
+                    }
+                    // A regex that is a plain string matches exactly where that string
+                    // occurs (signature regexes are case-insensitive): no regex to build.
+                    ("regex", Some(_)) if plain.is_some() => {
+                        needles.extend(plain);
                         pats.push(Pat::Sig(i));
                     }
                     (_, Some(p)) => {
@@ -251,6 +262,32 @@ impl Matcher {
             entries,
         })
     }
+}
+
+/// The lower-cased string a signature regex matches when it is a plain string
+/// (an optional leading `(?i)`/`(?s)` flag group, backslash-escaped punctuation,
+/// nothing else special), else `None`.
+fn plain_literal(pattern: &str) -> Option<String> {
+    let body = ["(?i)", "(?s)", "(?is)", "(?si)"]
+        .iter()
+        .find_map(|f| pattern.strip_prefix(f))
+        .unwrap_or(pattern);
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) if e.is_ascii_punctuation() => out.push(e),
+                _ => return None,
+            },
+            '.' | '[' | ']' | '(' | ')' | '{' | '}' | '|' | '*' | '+' | '?' | '^' | '$' => {
+                return None
+            }
+            c if !c.is_ascii() => return None,
+            c => out.push(c.to_ascii_lowercase()),
+        }
+    }
+    (out.len() >= 4).then_some(out)
 }
 
 /// The evidence one candidate gathered from the paste.
@@ -1299,4 +1336,27 @@ fn answer_then(kb: &Kb, a: &crate::model::Answer) -> String {
         })
         .collect();
     format!("{} (rules out: {})", a.means, names.join("; "))
+}
+
+#[cfg(test)]
+mod plain_literal_tests {
+    use super::plain_literal;
+
+    #[test]
+    fn plain_strings_become_needles_and_real_regexes_do_not() {
+        assert_eq!(
+            plain_literal(r"(?i)Failed to find nvcc\."),
+            Some("failed to find nvcc.".into())
+        );
+        assert_eq!(
+            plain_literal(r"libcuda\.so\.1: cannot open shared object file"),
+            Some("libcuda.so.1: cannot open shared object file".into())
+        );
+        assert_eq!(plain_literal(r"(?i)error \d+"), None);
+        assert_eq!(plain_literal(r"sm_\d{2}"), None);
+        assert_eq!(plain_literal(r"no kernel image.*device"), None);
+        assert_eq!(plain_literal(r"(a|b)cdef"), None);
+        assert_eq!(plain_literal(r"(?x)spaced out"), None);
+        assert_eq!(plain_literal("abc"), None);
+    }
 }
