@@ -6,6 +6,7 @@
 # cli/Cargo.toml. Then checks each package: `dpkg-deb --info` and
 # `--contents`, the Depends line, the GLIBC floor of the packaged binary, and
 # runs the unpacked binary (the arm64 one under qemu-aarch64) on a fixture.
+# The agent's systemd units go in too (installed, not enabled).
 #
 # Usage: bash cli/packaging/build-debs.sh [amd64] [arm64]   (default: both)
 # Env:   GPUKB_SKIP_BUILD=1  package binaries already built
@@ -54,6 +55,11 @@ mkdir -p "$GEN"
 "$host_bin" completions bash > "$GEN/gpukb.bash"
 "$host_bin" completions zsh > "$GEN/_gpukb"
 "$host_bin" completions fish > "$GEN/gpukb.fish"
+# The agent's systemd units, pointed at the packaged binary (the files under
+# cli/packaging/systemd name /usr/local/bin/gpukb, where a copied binary goes).
+for u in gpukb-agent.service gpukb-agent-once.service gpukb-agent-once.timer; do
+  sed 's#/usr/local/bin/gpukb#/usr/bin/gpukb#g' "cli/packaging/systemd/$u" > "$GEN/$u"
+done
 
 mkdir -p "$OUTDIR"
 for a in "${arches[@]}"; do
@@ -68,7 +74,9 @@ for a in "${arches[@]}"; do
   dpkg-deb --field "$deb" Architecture | grep -qx "$a" || fail "$deb: Architecture is not $a"
   dpkg-deb --field "$deb" Depends | grep -qx 'libc6 (>= 2.27)' || fail "$deb: Depends is not libc6 (>= 2.27)"
   for f in ./usr/bin/gpukb ./usr/share/man/man1/gpukb.1.gz ./usr/share/bash-completion/completions/gpukb \
-           ./usr/share/zsh/vendor-completions/_gpukb ./usr/share/fish/vendor_completions.d/gpukb.fish; do
+           ./usr/share/zsh/vendor-completions/_gpukb ./usr/share/fish/vendor_completions.d/gpukb.fish \
+           ./lib/systemd/system/gpukb-agent.service ./lib/systemd/system/gpukb-agent-once.service \
+           ./lib/systemd/system/gpukb-agent-once.timer; do
     grep -q " $f\$" <<<"$contents" || fail "$deb lacks $f"
   done
   x=$(mktemp -d); trap 'rm -rf "$x"' EXIT
