@@ -11,7 +11,7 @@ pub mod host;
 pub mod parse;
 pub mod redact;
 
-pub use collect::{cuda_section, fingerprint, fingerprint_timed, Settings};
+pub use collect::{cuda_section, fingerprint, fingerprint_timed, shows_no_nvidia_gpu, Settings};
 pub use fingerprint::Fingerprint;
 
 /// The C library's version (`gnu_get_libc_version`), or `None` when this

@@ -209,6 +209,20 @@ fn with_machine(
                 .into();
         return Ok((text_only, facts));
     }
+    // A machine without any trace of an NVIDIA GPU cannot be the paste's: say so without
+    // reading the rest of its facts.
+    if detected
+        && machine
+            .host(false)
+            .is_ok_and(|h| gpukb_agent::shows_no_nvidia_gpu(&h))
+    {
+        let none = gpukb_kb::agreement::Agreement {
+            no_nvidia_gpu: true,
+            ..Default::default()
+        };
+        facts.reason = none.reason_not_applied().unwrap_or_default();
+        return Ok((text_only, facts));
+    }
     // By default only cheap facts: no NVML, no CUDA driver API (checks that need them stay unknown).
     let fp = match crate::machine::fingerprint_cheap(&machine) {
         Ok(fp) => fp,

@@ -19,6 +19,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 pub use libraries::{family_of, FAMILIES};
+pub use pci::shows_no_nvidia_gpu;
 
 /// How long each group of sources may take, and whether to initialise CUDA.
 #[derive(Debug, Clone)]
