@@ -77,6 +77,9 @@ pub struct AgentArgs {
     /// Run the canary on CUDA device 0 and report on stdout (what `--canary` starts per GPU).
     #[arg(long, hide = true)]
     pub canary_child: bool,
+    /// With --once: also print, on stderr, how long each step took and the memory held after it.
+    #[arg(long, requires = "once")]
+    pub timings: bool,
 }
 
 /// The history path: `--db`, else the default rules.
@@ -219,6 +222,7 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if args.canary_child {
         return canary_child(out);
     }
+    let mut steps = crate::steps::Steps::new(args.timings);
     let cfg = config(args)?;
     let host = match &args.machine.fingerprint {
         Some(_) => Arc::new(gpukb_agent::host::Host::root_dir(
@@ -227,6 +231,7 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => Arc::new(args.machine.host_caching_in(false, elf_cache(&cfg.db))?),
     };
     let mut agent = Agent::open(cfg, host)?;
+    steps.done("open history and KB");
     if !args.once {
         return daemon(args, &mut agent, out);
     }
@@ -234,19 +239,32 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     // snapshot's own nvmlInit/nvmlShutdown then cost next to nothing and the
     // telemetry sample reuses the same session.
     let mut sampler = agent.sampler();
-    let pass = match &args.machine.fingerprint {
+    steps.done("open NVML");
+    let snap = match &args.machine.fingerprint {
         Some(path) => {
             let fp = crate::machine::read_fingerprint(path)?;
-            let snap = gpukb_monitor::snapshot::judge(
+            steps.done("read the fingerprint");
+            gpukb_monitor::snapshot::judge(
                 fp,
                 &args.machine.describe(),
                 Some(&agent.kb),
                 gpukb_monitor::time::now(),
-            );
-            agent.record(snap)?
+            )
         }
-        None => agent.stack_pass()?,
+        None => {
+            let fp = gpukb_monitor::snapshot::observe(agent.host.clone(), &agent.cfg.settings);
+            steps.done("fingerprint (no cuInit)");
+            gpukb_monitor::snapshot::judge(
+                fp,
+                &agent.cfg.input,
+                Some(&agent.kb),
+                gpukb_monitor::time::now(),
+            )
+        }
     };
+    steps.done("diagnose");
+    let pass = agent.record(snap)?;
+    steps.done("store, compare, kernel log");
     let telemetry = agent.sample(&mut sampler, Some(&pass.snapshot));
     let canary = agent.canary_pass(&mut sampler, Some(&pass.snapshot))?;
     let text = agent.exposition(
@@ -255,6 +273,7 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         pass.kernel_log.clone(),
         canary.as_ref(),
     )?;
+    steps.done("sample telemetry, metrics");
     agent.write_textfile(&text)?;
     if args.json {
         let mut o = once_output(&agent, &pass);
@@ -272,6 +291,8 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             render_canary(c, out)?;
         }
     }
+    steps.done("write textfile and answer");
+    steps.total();
     Ok(ExitCode::from(exit_code(
         pass.snapshot.diagnosis.verdict,
         &args.fail_on,

@@ -18,6 +18,7 @@ pub mod probe;
 pub mod report;
 pub mod schemas;
 pub mod search;
+pub mod steps;
 pub mod style;
 
 use clap::{Parser, Subcommand};

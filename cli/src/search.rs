@@ -37,43 +37,6 @@ pub struct SearchArgs {
     pub timings: bool,
 }
 
-/// Wall time of each step of one search, printed by `--timings`.
-struct Steps {
-    on: bool,
-    last: std::time::Instant,
-    start: std::time::Instant,
-}
-
-impl Steps {
-    fn new(on: bool) -> Steps {
-        let now = std::time::Instant::now();
-        Steps {
-            on,
-            last: now,
-            start: now,
-        }
-    }
-    fn done(&mut self, what: &str) {
-        let now = std::time::Instant::now();
-        if self.on {
-            eprintln!(
-                "gpukb: {what:<26} {:7.2} ms",
-                (now - self.last).as_secs_f64() * 1000.0
-            );
-        }
-        self.last = now;
-    }
-    fn total(&self) {
-        if self.on {
-            eprintln!(
-                "gpukb: {:<26} {:7.2} ms",
-                "total (after start-up)",
-                self.start.elapsed().as_secs_f64() * 1000.0
-            );
-        }
-    }
-}
-
 impl SearchArgs {
     /// The machine input, or `None` for text alone.
     fn machine(&self) -> Option<crate::machine::MachineArgs> {
@@ -142,7 +105,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
         w.push(args.text.join(" ").as_bytes());
         w.finish()
     };
-    let mut steps = Steps::new(args.timings);
+    let mut steps = crate::steps::Steps::new(args.timings);
     steps.done("read the paste");
     let kb = Kb::open().context("opening the embedded knowledge base")?;
     steps.done("open the knowledge base");

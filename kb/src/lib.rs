@@ -104,6 +104,8 @@ impl Kb {
     pub fn open() -> Result<Kb, KbError> {
         let mut db = rusqlite::Connection::open_in_memory()?;
         db.deserialize_bytes("main", KB_SQLITE)?;
+        // Read pages in place rather than copying each into SQLite's page cache.
+        db.pragma_update(None, "mmap_size", KB_SQLITE.len() as i64)?;
         let ram = tantivy::directory::RamDirectory::create();
         for (name, bytes) in embedded::INDEX_FILES {
             use tantivy::Directory;

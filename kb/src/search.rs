@@ -91,12 +91,15 @@ struct SigRow {
     kind: String,
     pattern: String,
     weight: f64,
-    regex: OnceCell<Option<regex::bytes::Regex>>,
+    /// Number of prefilter groups (the regex runs when one literal of each is found).
+    groups: usize,
+    regex: OnceCell<Option<regex_automata::meta::Regex>>,
 }
 
 enum Pat {
     Sig(usize),
-    Prefilter(usize),
+    /// A literal of prefilter group `.1` of signature `.0`.
+    Prefilter(usize, usize),
     Message(String),
 }
 
@@ -159,6 +162,7 @@ impl Matcher {
             for (entry, _, kind, pattern, weight, pre) in rows {
                 let i = sigs.len();
                 let same_as = *first_of.entry(pattern.clone()).or_insert(i);
+                let mut groups = 0;
                 let plain = if kind == "regex" {
                     plain_literal(&pattern)
                 } else {
@@ -176,9 +180,12 @@ impl Matcher {
                         pats.push(Pat::Sig(i));
                     }
                     (_, Some(p)) => {
-                        for alt in p.split('\x1f') {
-                            needles.push(alt.to_string());
-                            pats.push(Pat::Prefilter(i));
+                        for (g, group) in p.split('\x1e').enumerate() {
+                            for alt in group.split('\x1f') {
+                                needles.push(alt.to_string());
+                                pats.push(Pat::Prefilter(i, g));
+                            }
+                            groups = g + 1;
                         }
                     }
                     _ => unfiltered.push(i),
@@ -189,6 +196,7 @@ impl Matcher {
                     kind,
                     pattern,
                     weight,
+                    groups,
                     regex: OnceCell::new(),
                 });
             }
@@ -575,17 +583,24 @@ impl Kb {
                 }
             }
         }
+        let mut groups_found: Vec<(usize, usize)> = Vec::new();
         for (i, _) in found.iter().enumerate().filter(|(_, f)| **f) {
             match &m.pats[i] {
                 Pat::Sig(i) => sig_hit[*i] = true,
-                Pat::Prefilter(i) => check_regex.push(*i),
+                Pat::Prefilter(i, g) => groups_found.push((*i, *g)),
                 Pat::Message(k) => {
                     msg_keys.insert(k.clone());
                 }
             }
         }
-        check_regex.sort_unstable();
-        check_regex.dedup();
+        // a regex runs only when its text holds a literal of each of its prefilter groups
+        groups_found.sort_unstable();
+        groups_found.dedup();
+        for run in groups_found.chunk_by(|a, b| a.0 == b.0) {
+            if run.len() == m.sigs[run[0].0].groups {
+                check_regex.push(run[0].0);
+            }
+        }
         check_regex.extend(m.unfiltered.iter().copied());
         for i in check_regex {
             let s = &m.sigs[i];
@@ -595,7 +610,7 @@ impl Kb {
             let owner = &m.sigs[s.same_as];
             let re = owner
                 .regex
-                .get_or_init(|| crate::model::compile_signature_regex(&owner.pattern).ok());
+                .get_or_init(|| crate::model::signature_search_regex(&owner.pattern).ok());
             if re.as_ref().is_some_and(|r| r.is_match(text.as_bytes())) {
                 sig_hit[i] = true;
             }
