@@ -54,7 +54,7 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
 });
 static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:error|code|err|returned|result|status)[ \t]*(?:code[ \t]*)?[=:#]?[ \t]*\(?[ \t]*([0-9]{1,4})\b",
+        r"(?i-u)\b(?:error|code|err|returned|result|status)[ \t]*(?:code[ \t]*)?[=:#]?[ \t]*\(?[ \t]*([0-9]{1,4})\b",
     )
     .expect("static regex")
 });
@@ -99,9 +99,32 @@ static TORCH: LazyLock<Regex> = LazyLock::new(|| {
 
 const MAX_EACH: usize = 32;
 
+/// Whether lower-cased `text` may hold a name `DATACENTER` matches: every one starts a
+/// word with one of `ahbltvpkm` and a digit, or with `gh`/`gb` and a digit. Checked before
+/// the regex is built, which costs more than a short paste's whole search.
+fn may_name_datacenter_gpu(text: &[u8]) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    text.iter().enumerate().any(|(i, &b)| {
+        let starts = i == 0 || !word(text[i - 1]);
+        let digit_at = |j: usize| text.get(j).is_some_and(|c| c.is_ascii_digit());
+        starts
+            && ((b"ahbltvpkm".contains(&b) && digit_at(i + 1))
+                || (b == b'g' && matches!(text.get(i + 1), Some(b'h' | b'b')) && digit_at(i + 2)))
+    })
+}
+
 /// Driver releases in `text`: three-part releases anywhere (`535.104.05`), two-part ones
 /// only within 40 characters after "driver" or "nvidia" (`driver 550.54`).
 fn driver_versions(text: &str, lower: &str, out: &mut Vec<String>) {
+    // every match holds `DDD.DD`: look for one before building the regex
+    let digits = |w: &[u8]| w.iter().all(u8::is_ascii_digit);
+    if !lower
+        .as_bytes()
+        .windows(6)
+        .any(|w| digits(&w[..3]) && w[3] == b'.' && digits(&w[4..]))
+    {
+        return;
+    }
     for c in DRIVER.captures_iter(text) {
         let Some(m) = c.get(1) else { continue };
         let v = m.as_str();
@@ -198,26 +221,62 @@ pub fn extract(text: &str) -> Signals {
     s.sonames = sonames.into_iter().collect();
     if lower_all.bytes().any(|b| b.is_ascii_digit()) {
         driver_versions(text, &lower_all, &mut s.driver_versions);
-        for c in GEFORCE.captures_iter(text) {
-            let mut m = format!("{} {}", c[1].to_ascii_lowercase(), &c[2]);
-            if let Some(x) = c.get(3) {
-                m.push(' ');
-                m.push_str(&x.as_str().to_ascii_lowercase());
+        if has("rtx") || has("gtx") {
+            for c in GEFORCE.captures_iter(text) {
+                let mut m = format!("{} {}", c[1].to_ascii_lowercase(), &c[2]);
+                if let Some(x) = c.get(3) {
+                    m.push(' ');
+                    m.push_str(&x.as_str().to_ascii_lowercase());
+                }
+                push_unique(&mut s.gpu_models, m);
             }
-            push_unique(&mut s.gpu_models, m);
         }
-        for c in TORCH.captures_iter(text) {
-            if let Some(m) = c.get(1).or_else(|| c.get(2)) {
-                push_unique(&mut s.torch_versions, m.as_str().to_ascii_lowercase());
+        if has("torch") || has("+cu") {
+            for c in TORCH.captures_iter(text) {
+                if let Some(m) = c.get(1).or_else(|| c.get(2)) {
+                    push_unique(&mut s.torch_versions, m.as_str().to_ascii_lowercase());
+                }
             }
         }
     }
-    for c in DATACENTER.captures_iter(text) {
-        push_unique(&mut s.gpu_models, c[1].to_ascii_lowercase());
+    if may_name_datacenter_gpu(lower_all.as_bytes()) {
+        for c in DATACENTER.captures_iter(text) {
+            push_unique(&mut s.gpu_models, c[1].to_ascii_lowercase());
+        }
     }
     s.frameworks = crate::model::frameworks_in(text)
         .into_iter()
         .map(String::from)
         .collect();
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_datacenter_gate_lets_every_name_through_and_stops_plain_text() {
+        for name in [
+            "a100", "a10g", "a2", "h200", "h20", "gh200", "gb200", "gb10", "b300", "l40s", "l4",
+            "t4", "v100", "p4", "k80", "m60",
+        ] {
+            let text = format!("running on an nvidia {name} gpu");
+            assert!(may_name_datacenter_gpu(text.as_bytes()), "{name}");
+            assert_eq!(extract(&text).gpu_models, vec![name.to_string()], "{name}");
+        }
+        assert!(!may_name_datacenter_gpu(
+            b"runtimeerror: cuda error: no kernel image is available for execution on the device"
+        ));
+        // inside a word (a hash, an identifier) is not a name
+        assert!(!may_name_datacenter_gpu(b"sha256 deadbeefa100"));
+    }
+
+    #[test]
+    fn gated_regexes_still_find_what_they_find() {
+        let s = extract("torch 2.5.1+cu124 on RTX 4090, driver 550.54.15, H100");
+        assert_eq!(s.torch_versions, vec!["2.5.1+cu124"]);
+        assert_eq!(s.gpu_models, vec!["rtx 4090", "h100"]);
+        assert_eq!(s.driver_versions, vec!["550.54.15"]);
+    }
 }
