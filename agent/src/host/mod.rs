@@ -598,14 +598,21 @@ fn list_real(root: &Path, dir: &str) -> Result<Option<Vec<DirEntry>>, HostError>
     for ent in rd {
         let ent = ent.map_err(|e| io_err(dir, &e))?;
         let name = ent.file_name().to_string_lossy().into_owned();
-        let child = format!("{}/{}", dir.trim_end_matches('/'), name);
-        // Follow symlinks inside the root, not on the host.
-        let kind = match paths::resolve(root, &child) {
-            Ok(Some(real)) => match std::fs::metadata(paths::under_root(root, &real)) {
-                Ok(m) => kind_of(&m),
-                Err(_) => EntryKind::Other,
-            },
-            _ => EntryKind::Other,
+        // The directory itself is resolved, so an entry that is not a symlink is what
+        // readdir says it is (no syscall); a symlink is followed inside the root, not on
+        // the host.
+        let kind = match ent.file_type() {
+            Ok(t) if !t.is_symlink() => kind_of(t),
+            _ => {
+                let child = format!("{}/{}", dir.trim_end_matches('/'), name);
+                match paths::resolve(root, &child) {
+                    Ok(Some(real)) => match std::fs::metadata(paths::under_root(root, &real)) {
+                        Ok(m) => kind_of(m.file_type()),
+                        Err(_) => EntryKind::Other,
+                    },
+                    _ => EntryKind::Other,
+                }
+            }
         };
         out.push(DirEntry { name, kind });
     }
@@ -613,9 +620,8 @@ fn list_real(root: &Path, dir: &str) -> Result<Option<Vec<DirEntry>>, HostError>
     Ok(Some(out))
 }
 
-fn kind_of(m: &std::fs::Metadata) -> EntryKind {
+fn kind_of(t: std::fs::FileType) -> EntryKind {
     use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
     if t.is_dir() {
         EntryKind::Dir
     } else if t.is_file() {
