@@ -1,8 +1,8 @@
 //! Compiles the knowledge base at build time with `gpukb-kb-compile` (the same reading and
 //! checks as `gpukb kb lint DIR`): reads `kb/entries/*.toml`, `kb/examples/`,
 //! `kb/tables/*.csv` and `kb/categories.tsv`, fails the build on fatal problems with a
-//! precise message, and writes into `OUT_DIR` a SQLite database and a one-segment tantivy
-//! index, both embedded in the binary.
+//! precise message, and writes into `OUT_DIR` a SQLite database, a one-segment tantivy
+//! index and the search tables (`matcher_tables.rs`), all embedded in the binary.
 //!
 //! Set `GPUKB_KB_LENIENT=1` to turn fatal problems into warnings (the bad entry or row is
 //! left out and reported by `gpukb kb lint`) while entries are being written.
@@ -50,6 +50,15 @@ fn run() -> Result<(), BoxErr> {
     }
     kb.write_sqlite(&out.join("kb.sqlite"))?;
     write_index(&kb, &out)?;
+    // The tables search scans with, as a static: a search then builds none of them.
+    let tables = gpukb_kb_compile::matcher::tables_in_file(&out.join("kb.sqlite"))?;
+    std::fs::write(
+        out.join("matcher_tables.rs"),
+        format!(
+            "/// The search tables of the embedded knowledge base.\npub static TABLES: Tables = {};\n",
+            gpukb_kb_compile::matcher::to_rust(&tables)
+        ),
+    )?;
     Ok(())
 }
 

@@ -42,6 +42,12 @@ static KB_SQLITE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kb.sqlite"))
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_index.rs"));
 }
+/// The search tables of the embedded KB, generated from its database by `build.rs`.
+pub(crate) mod embedded_tables {
+    use gpukb_kb_compile::matcher::{EntryMeta, Pat, SigRow, Tables};
+    use std::borrow::Cow;
+    include!(concat!(env!("OUT_DIR"), "/matcher_tables.rs"));
+}
 
 /// The date the dated fact tables this knowledge base judges with were last
 /// checked against their sources: the later of the driver rules'
@@ -72,6 +78,8 @@ pub struct Kb {
     pub(crate) searcher: tantivy::Searcher,
     pub(crate) fields: Fields,
     pub(crate) matcher: OnceCell<search::Matcher>,
+    /// The search tables built at build time (the embedded KB), else built on first use.
+    pub(crate) tables: Option<&'static gpukb_kb_compile::matcher::Tables>,
 }
 
 /// A short listing row.
@@ -112,7 +120,9 @@ impl Kb {
             ram.atomic_write(std::path::Path::new(name), bytes)
                 .map_err(|e| KbError::Index(e.to_string()))?;
         }
-        Kb::from_compiled(db, tantivy::Index::open(ram)?)
+        let mut kb = Kb::from_compiled(db, tantivy::Index::open(ram)?)?;
+        kb.tables = Some(&embedded_tables::TABLES);
+        Ok(kb)
     }
 
     /// A knowledge base from its compiled database and index (as `gpukb-kb-compile`
@@ -146,6 +156,7 @@ impl Kb {
             searcher,
             fields,
             matcher: OnceCell::new(),
+            tables: None,
         })
     }
 

@@ -84,33 +84,7 @@ pub struct Hit {
     pub conditions: Vec<String>,
 }
 
-struct SigRow {
-    /// Index of the row holding the compiled regex (identical patterns share one).
-    same_as: usize,
-    entry: String,
-    kind: String,
-    pattern: String,
-    weight: f64,
-    /// Number of prefilter groups (the regex runs when one literal of each is found).
-    groups: usize,
-    regex: OnceCell<Option<regex_automata::meta::Regex>>,
-}
-
-enum Pat {
-    Sig(usize),
-    /// A literal of prefilter group `.1` of signature `.0`.
-    Prefilter(usize, usize),
-    Message(String),
-}
-
-struct EntryMeta {
-    category: String,
-    layer: String,
-    title: String,
-    summary: String,
-    conditions: Vec<String>,
-    frameworks: Vec<String>,
-}
+use gpukb_kb_compile::matcher::{EntryMeta, Pat, Tables};
 
 struct CodeMeta {
     id: String,
@@ -121,181 +95,28 @@ struct CodeMeta {
     linked: Vec<String>,
 }
 
-/// Everything search needs in memory, built on first use.
+/// Everything search needs in memory: the search tables (built at build time for the
+/// embedded KB) and the regexes and automaton built on first use.
 pub struct Matcher {
     /// Built only for large inputs; small ones scan each needle with memmem.
     ac: OnceCell<Option<AhoCorasick>>,
-    needles: Vec<String>,
-    pats: Vec<Pat>,
-    sigs: Vec<SigRow>,
-    unfiltered: Vec<usize>,
-    entries: HashMap<String, EntryMeta>,
+    t: std::borrow::Cow<'static, Tables>,
+    /// The compiled regex of each signature that is a regex (by `same_as`).
+    regex: Vec<OnceCell<Option<regex_automata::meta::Regex>>>,
 }
 
 impl Matcher {
     fn load(kb: &Kb) -> Result<Matcher, KbError> {
-        let db = &kb.db;
-        let mut sigs = Vec::new();
-        let mut pats = Vec::new();
-        let mut needles: Vec<String> = Vec::new();
-        let mut unfiltered = Vec::new();
-        let mut first_of: HashMap<String, usize> = HashMap::new();
-        {
-            // Read in storage order and sorted here: SQLite's ORDER BY builds a temporary
-            // B-tree, which cost as much as reading the rows.
-            let mut rows: Vec<(String, i64, String, String, f64, Option<String>)> = Vec::new();
-            let mut st = db.prepare(
-                "SELECT entry_id, idx, kind, pattern, weight, prefilter FROM signatures",
-            )?;
-            let mut q = st.query([])?;
-            while let Some(r) = q.next()? {
-                rows.push((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ));
-            }
-            rows.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-            for (entry, _, kind, pattern, weight, pre) in rows {
-                let i = sigs.len();
-                let same_as = *first_of.entry(pattern.clone()).or_insert(i);
-                let mut groups = 0;
-                let plain = if kind == "regex" {
-                    plain_literal(&pattern)
-                } else {
-                    None
-                };
-                match (kind.as_str(), pre) {
-                    ("literal", Some(p)) => {
-                        needles.push(p);
-                        pats.push(Pat::Sig(i));
-                    }
-                    // A regex that is a plain string matches exactly where that string
-                    // occurs (signature regexes are case-insensitive): no regex to build.
-                    ("regex", Some(_)) if plain.is_some() => {
-                        needles.extend(plain);
-                        pats.push(Pat::Sig(i));
-                    }
-                    (_, Some(p)) => {
-                        for (g, group) in p.split('\x1e').enumerate() {
-                            for alt in group.split('\x1f') {
-                                needles.push(alt.to_string());
-                                pats.push(Pat::Prefilter(i, g));
-                            }
-                            groups = g + 1;
-                        }
-                    }
-                    _ => unfiltered.push(i),
-                }
-                sigs.push(SigRow {
-                    same_as,
-                    entry,
-                    kind,
-                    pattern,
-                    weight,
-                    groups,
-                    regex: OnceCell::new(),
-                });
-            }
-        }
-        let mut entries = HashMap::new();
-        {
-            let mut st =
-                db.prepare("SELECT id, category, layer, title, summary, frameworks FROM entries")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                entries.insert(
-                    r.get::<_, String>(0)?,
-                    EntryMeta {
-                        category: r.get(1)?,
-                        layer: r.get(2)?,
-                        title: r.get(3)?,
-                        summary: r.get(4)?,
-                        conditions: Vec::new(),
-                        frameworks: r
-                            .get::<_, String>(5)?
-                            .split_whitespace()
-                            .map(String::from)
-                            .collect(),
-                    },
-                );
-            }
-            let mut st = db.prepare("SELECT entry_id, predicate FROM conditions")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let id: String = r.get(0)?;
-                if let Some(e) = entries.get_mut(&id) {
-                    e.conditions.push(r.get(1)?);
-                }
-            }
-        }
-        {
-            // Exact message strings of codes (long enough to be specific) are needles too:
-            // one per distinct lower-cased message, keyed by its smallest code key. Grouped
-            // here rather than by SQLite's GROUP BY (a temporary B-tree on every search).
-            let mut by_message: BTreeMap<String, String> = BTreeMap::new();
-            let mut st =
-                db.prepare("SELECT message, name, key FROM codes WHERE length(message) >= 20")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let message: String = r.get(0)?;
-                let name: String = r.get(1)?;
-                let key: String = r.get(2)?;
-                let lower = message.to_ascii_lowercase();
-                if lower == name.to_ascii_lowercase() {
-                    continue;
-                }
-                match by_message.get_mut(&lower) {
-                    Some(k) if *k <= key => {}
-                    Some(k) => *k = key,
-                    None => {
-                        by_message.insert(lower, key);
-                    }
-                }
-            }
-            for (message, key) in by_message {
-                needles.push(message);
-                pats.push(Pat::Message(key));
-            }
-        }
+        let t = match kb.tables {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => std::borrow::Cow::Owned(gpukb_kb_compile::matcher::tables(&kb.db)?),
+        };
         Ok(Matcher {
             ac: OnceCell::new(),
-            needles,
-            pats,
-            sigs,
-            unfiltered,
-            entries,
+            regex: (0..t.sigs.len()).map(|_| OnceCell::new()).collect(),
+            t,
         })
     }
-}
-
-/// The lower-cased string a signature regex matches when it is a plain string
-/// (an optional leading `(?i)`/`(?s)` flag group, backslash-escaped punctuation,
-/// nothing else special), else `None`.
-fn plain_literal(pattern: &str) -> Option<String> {
-    let body = ["(?i)", "(?s)", "(?is)", "(?si)"]
-        .iter()
-        .find_map(|f| pattern.strip_prefix(f))
-        .unwrap_or(pattern);
-    let mut out = String::with_capacity(body.len());
-    let mut chars = body.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(e) if e.is_ascii_punctuation() => out.push(e),
-                _ => return None,
-            },
-            '.' | '[' | ']' | '(' | ')' | '{' | '}' | '|' | '*' | '+' | '?' | '^' | '$' => {
-                return None
-            }
-            c if !c.is_ascii() => return None,
-            c => out.push(c.to_ascii_lowercase()),
-        }
-    }
-    (out.len() >= 4).then_some(out)
 }
 
 /// The evidence one candidate gathered from the paste.
@@ -562,19 +383,19 @@ impl Kb {
         let mut cands: HashMap<String, Cand> = HashMap::new();
 
         // signatures (strong) and code messages
-        let mut sig_hit = vec![false; m.sigs.len()];
+        let mut sig_hit = vec![false; m.t.sigs.len()];
         let mut msg_keys: BTreeSet<String> = BTreeSet::new();
         let mut check_regex = Vec::new();
-        let mut found = vec![false; m.needles.len()];
+        let mut found = vec![false; m.t.needles.len()];
         if lower.len() <= SMALL_TEXT {
-            for (i, n) in m.needles.iter().enumerate() {
+            for (i, n) in m.t.needles.iter().enumerate() {
                 found[i] = memchr::memmem::find(lower.as_bytes(), n.as_bytes()).is_some();
             }
         } else {
             let ac = m.ac.get_or_init(|| {
                 AhoCorasick::builder()
                     .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
-                    .build(&m.needles)
+                    .build(m.t.needles.iter().map(|n| n.as_bytes()))
                     .ok()
             });
             if let Some(ac) = ac {
@@ -585,11 +406,11 @@ impl Kb {
         }
         let mut groups_found: Vec<(usize, usize)> = Vec::new();
         for (i, _) in found.iter().enumerate().filter(|(_, f)| **f) {
-            match &m.pats[i] {
+            match &m.t.pats[i] {
                 Pat::Sig(i) => sig_hit[*i] = true,
                 Pat::Prefilter(i, g) => groups_found.push((*i, *g)),
                 Pat::Message(k) => {
-                    msg_keys.insert(k.clone());
+                    msg_keys.insert(k.to_string());
                 }
             }
         }
@@ -597,30 +418,29 @@ impl Kb {
         groups_found.sort_unstable();
         groups_found.dedup();
         for run in groups_found.chunk_by(|a, b| a.0 == b.0) {
-            if run.len() == m.sigs[run[0].0].groups {
+            if run.len() == m.t.sigs[run[0].0].groups {
                 check_regex.push(run[0].0);
             }
         }
-        check_regex.extend(m.unfiltered.iter().copied());
+        check_regex.extend(m.t.unfiltered.iter().copied());
         for i in check_regex {
-            let s = &m.sigs[i];
+            let s = &m.t.sigs[i];
             if sig_hit[i] {
                 continue;
             }
-            let owner = &m.sigs[s.same_as];
-            let re = owner
-                .regex
+            let owner = &m.t.sigs[s.same_as];
+            let re = m.regex[s.same_as]
                 .get_or_init(|| crate::model::signature_search_regex(&owner.pattern).ok());
             if re.as_ref().is_some_and(|r| r.is_match(text.as_bytes())) {
                 sig_hit[i] = true;
             }
         }
-        for (i, s) in m.sigs.iter().enumerate() {
+        for (i, s) in m.t.sigs.iter().enumerate() {
             if !sig_hit[i] {
                 continue;
             }
             let spec = (s.pattern.chars().count().min(80) as f64) / 10.0;
-            let c = cands.entry(s.entry.clone()).or_default();
+            let c = cands.entry(s.entry.to_string()).or_default();
             c.sig
                 .push(s.weight * (w.signature + w.signature_per_10_chars * spec));
             c.matched
@@ -746,7 +566,7 @@ impl Kb {
             let conf = (conf * 100.0).round() / 100.0;
             let supported = has_strong || score >= w.support * top;
             let mut matched = c.matched;
-            if let Some(meta) = m.entries.get(&id) {
+            if let Some(meta) = m.t.entry(&id) {
                 let entry = self.entry(&id)?;
                 let words = entry_words(entry.as_ref(), meta, &qtokens);
                 if !has_strong && words.is_empty() {
@@ -761,10 +581,10 @@ impl Kb {
                 let hit = Hit {
                     id: id.clone(),
                     kind: "curated".into(),
-                    category: meta.category.clone(),
-                    layer: meta.layer.clone(),
-                    title: meta.title.clone(),
-                    summary: meta.summary.clone(),
+                    category: meta.category.to_string(),
+                    layer: meta.layer.to_string(),
+                    title: meta.title.to_string(),
+                    summary: meta.summary.to_string(),
                     score: (score * 100.0).round() / 100.0,
                     confidence: conf.clamp(0.0, 0.99),
                     matched,
@@ -774,7 +594,7 @@ impl Kb {
                     verdicts,
                     machine: None,
                     supported,
-                    conditions: meta.conditions.clone(),
+                    conditions: meta.conditions.iter().map(|c| c.to_string()).collect(),
                 };
                 hits.push((hit, undecided));
             } else if let Some(code) = self.codes_where("id", &id)?.first() {
@@ -977,7 +797,7 @@ fn score(
             continue;
         }
         let mut score = strong + c.bm25;
-        let meta = m.entries.get(&id);
+        let meta = m.t.entry(&id);
         if let Some(e) = meta {
             // Framework affinity: the paste and the entry name the same tool (ollama,
             // tensorflow, nccl...) or clearly different ones.
@@ -986,8 +806,8 @@ fn score(
                 let shared: Vec<&str> = e
                     .frameworks
                     .iter()
-                    .filter(|f| pf.contains(f))
-                    .map(String::as_str)
+                    .map(|f| f.as_ref())
+                    .filter(|f| pf.iter().any(|p| p == f))
                     .collect();
                 if shared.is_empty() {
                     score *= w.other_framework;
@@ -1003,19 +823,19 @@ fn score(
         let mut verdicts = Vec::new();
         let mut undecided = Vec::new();
         if let (Some(f), Some(e)) = (facts, meta) {
-            for p in &e.conditions {
+            for p in e.conditions.iter() {
                 match f.outcome(p) {
                     CheckOutcome::Holds(s) => verdicts.push(RuleVerdict {
-                        predicate: p.clone(),
+                        predicate: p.to_string(),
                         outcome: "confirmed".into(),
                         because: s,
                     }),
                     CheckOutcome::Clear(s) => verdicts.push(RuleVerdict {
-                        predicate: p.clone(),
+                        predicate: p.to_string(),
                         outcome: "ruled_out".into(),
                         because: s,
                     }),
-                    CheckOutcome::Undecided(why) => undecided.push((p.clone(), why)),
+                    CheckOutcome::Undecided(why) => undecided.push((p.to_string(), why)),
                 }
             }
         }
@@ -1036,9 +856,8 @@ fn score(
 fn diversify(m: &Matcher, mut scored: Vec<Scored>, n: usize, w: &Weights) -> Vec<Scored> {
     scored.truncate(n);
     let category = |id: &str| {
-        m.entries
-            .get(id)
-            .map(|e| e.category.clone())
+        m.t.entry(id)
+            .map(|e| e.category.to_string())
             .unwrap_or_else(|| "code".into())
     };
     let mut out = Vec::with_capacity(scored.len());
@@ -1230,21 +1049,21 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
         return None;
     }
     let m = kb.matcher().ok()?;
-    let mut ids: Vec<(&String, &EntryMeta)> = m
-        .entries
-        .iter()
-        .filter(|(_, e)| e.conditions.contains(&finding.check))
-        .collect();
-    ids.sort_by_key(|(id, e)| (e.category != finding.category, *id));
-    let (id, meta) = ids.first()?;
-    let entry = kb.entry(id).ok()??;
+    let mut ids: Vec<&EntryMeta> =
+        m.t.entries
+            .iter()
+            .filter(|e| e.conditions.iter().any(|c| *c == finding.check))
+            .collect();
+    ids.sort_by_key(|e| (e.category != finding.category, e.id.as_ref()));
+    let meta = ids.first()?;
+    let entry = kb.entry(&meta.id).ok()??;
     Some(Hit {
-        id: (*id).clone(),
+        id: meta.id.to_string(),
         kind: "curated".into(),
-        category: meta.category.clone(),
-        layer: meta.layer.clone(),
-        title: meta.title.clone(),
-        summary: meta.summary.clone(),
+        category: meta.category.to_string(),
+        layer: meta.layer.to_string(),
+        title: meta.title.to_string(),
+        summary: meta.summary.to_string(),
         score: symptom.score,
         confidence: symptom.confidence.max(w.confirmed_floor),
         matched: vec![format!(
@@ -1266,7 +1085,7 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
             root_cause: true,
         }),
         supported: false,
-        conditions: meta.conditions.clone(),
+        conditions: meta.conditions.iter().map(|c| c.to_string()).collect(),
     })
 }
 
@@ -1354,24 +1173,12 @@ fn answer_then(kb: &Kb, a: &crate::model::Answer) -> String {
 }
 
 #[cfg(test)]
-mod plain_literal_tests {
-    use super::plain_literal;
-
+mod tests {
     #[test]
-    fn plain_strings_become_needles_and_real_regexes_do_not() {
-        assert_eq!(
-            plain_literal(r"(?i)Failed to find nvcc\."),
-            Some("failed to find nvcc.".into())
-        );
-        assert_eq!(
-            plain_literal(r"libcuda\.so\.1: cannot open shared object file"),
-            Some("libcuda.so.1: cannot open shared object file".into())
-        );
-        assert_eq!(plain_literal(r"(?i)error \d+"), None);
-        assert_eq!(plain_literal(r"sm_\d{2}"), None);
-        assert_eq!(plain_literal(r"no kernel image.*device"), None);
-        assert_eq!(plain_literal(r"(a|b)cdef"), None);
-        assert_eq!(plain_literal(r"(?x)spaced out"), None);
-        assert_eq!(plain_literal("abc"), None);
+    fn the_embedded_search_tables_are_those_of_the_embedded_database() {
+        let kb = crate::Kb::open().expect("embedded KB");
+        let built = gpukb_kb_compile::matcher::tables(&kb.db).expect("tables");
+        assert!(built.sigs.len() > 100 && built.entries.len() > 100);
+        assert_eq!(Some(&built), kb.tables);
     }
 }

@@ -14,6 +14,7 @@ pub mod model;
 pub mod tokenize;
 
 mod examples;
+pub mod matcher;
 mod prefilter;
 mod read;
 mod tables;
