@@ -14,7 +14,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
 use crate::diagnose::{CheckOutcome, Diagnosis};
-use crate::model::{Confirm, Entry, Fix, Source};
+use crate::model::{Confirm, Fix, Source};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
 
 /// Inputs up to this many bytes are scanned needle by needle (no automaton to build).
@@ -567,17 +567,14 @@ impl Kb {
             let supported = has_strong || score >= w.support * top;
             let mut matched = c.matched;
             if let Some(meta) = m.t.entry(&id) {
-                let entry = self.entry(&id)?;
-                let words = entry_words(entry.as_ref(), meta, &qtokens);
+                let words = entry_words(meta, &qtokens);
                 if !has_strong && words.is_empty() {
                     continue;
                 }
                 if !words.is_empty() {
                     matched.push(format!("words: {}", words.join(", ")));
                 }
-                let (fixes, confirm, sources) = entry
-                    .map(|e: Entry| (e.fixes, e.confirm, e.sources))
-                    .unwrap_or_default();
+                // fixes, confirm and sources: filled in for the hits shown (`with_details`)
                 let hit = Hit {
                     id: id.clone(),
                     kind: "curated".into(),
@@ -588,9 +585,9 @@ impl Kb {
                     score: (score * 100.0).round() / 100.0,
                     confidence: conf.clamp(0.0, 0.99),
                     matched,
-                    fixes,
-                    confirm,
-                    sources,
+                    fixes: Vec::new(),
+                    confirm: Vec::new(),
+                    sources: Vec::new(),
                     verdicts,
                     machine: None,
                     supported,
@@ -714,26 +711,16 @@ impl Kb {
 }
 
 /// Query tokens that appear in the entry's own text (title, summary, keywords, signatures).
-fn entry_words(entry: Option<&Entry>, meta: &EntryMeta, q: &BTreeSet<String>) -> Vec<String> {
-    let mut text = format!("{} {}", meta.title, meta.summary);
-    if let Some(e) = entry {
-        text.push(' ');
-        text.push_str(&e.keywords.join(" "));
-        for s in &e.signatures {
-            text.push(' ');
-            text.push_str(s.pattern());
-        }
-    }
+fn entry_words(meta: &EntryMeta, q: &BTreeSet<String>) -> Vec<String> {
     const STOP: &[&str] = &[
         "the", "and", "for", "not", "with", "this", "that", "are", "was", "from", "error", "has",
         "you", "your", "can", "cuda",
     ];
-    let toks: BTreeSet<String> = tokenize::err_tokens(&text)
-        .into_iter()
-        .map(|(t, _, _)| t)
-        .collect();
     q.iter()
-        .filter(|t| toks.contains(*t) && !STOP.contains(&String::as_str(t)))
+        .filter(|t| {
+            let t = String::as_str(t);
+            meta.words.binary_search_by(|w| w.as_ref().cmp(t)).is_ok() && !STOP.contains(&t)
+        })
         .take(12)
         .cloned()
         .collect()
@@ -1019,6 +1006,8 @@ fn machine_rank(
     first.sort_by_key(|h| !h.machine.as_ref().is_some_and(|m| m.root_cause));
     first.extend(rest);
     first.truncate(limit);
+    with_details(kb, &mut first);
+    with_details(kb, &mut ruled_out);
     let mut cap = 1.0_f64;
     for h in &mut first {
         h.confidence = h.confidence.min(cap);
@@ -1030,6 +1019,21 @@ fn machine_rank(
         ruled_out,
         distinguish,
         undecided,
+    }
+}
+
+/// Fills in the fixes, confirmations and sources of curated hits from their entries: read
+/// only for the hits shown, not for every candidate ranked.
+fn with_details(kb: &Kb, hits: &mut [Hit]) {
+    for h in hits.iter_mut() {
+        if h.kind != "curated" || !(h.fixes.is_empty() && h.sources.is_empty()) {
+            continue;
+        }
+        if let Ok(Some(e)) = kb.entry(&h.id) {
+            h.fixes = e.fixes;
+            h.confirm = e.confirm;
+            h.sources = e.sources;
+        }
     }
 }
 

@@ -50,6 +50,8 @@ pub struct EntryMeta {
     pub conditions: List<Str>,
     /// Frameworks and tools it is about.
     pub frameworks: List<Str>,
+    /// The error-text tokens of its title, summary, keywords and signatures, sorted.
+    pub words: List<Str>,
 }
 
 /// Everything search scans with.
@@ -150,10 +152,23 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
     }
     let mut entries = Vec::new();
     let mut st =
-        db.prepare("SELECT id, category, layer, title, summary, frameworks FROM entries")?;
+        db.prepare("SELECT id, category, layer, title, summary, frameworks, json FROM entries")?;
     let mut q = st.query([])?;
     while let Some(r) = q.next()? {
         let id: String = r.get(0)?;
+        let mut text = format!("{} {}", r.get::<_, String>(3)?, r.get::<_, String>(4)?);
+        if let Ok(e) = serde_json::from_str::<crate::model::Entry>(&r.get::<_, String>(6)?) {
+            text.push(' ');
+            text.push_str(&e.keywords.join(" "));
+            for s in &e.signatures {
+                text.push(' ');
+                text.push_str(s.pattern());
+            }
+        }
+        let words: std::collections::BTreeSet<String> = crate::tokenize::err_tokens(&text)
+            .into_iter()
+            .map(|(t, _, _)| t)
+            .collect();
         let frameworks: Vec<Str> = r
             .get::<_, String>(5)?
             .split_whitespace()
@@ -167,6 +182,7 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
             title: r.get::<_, String>(3)?.into(),
             summary: r.get::<_, String>(4)?.into(),
             frameworks: frameworks.into(),
+            words: words.into_iter().map(Str::from).collect::<Vec<_>>().into(),
         });
     }
     entries.sort_by(|a, b| a.id.cmp(&b.id));
@@ -257,14 +273,15 @@ pub fn to_rust(t: &Tables) -> String {
     for e in t.entries.iter() {
         let _ = writeln!(
             s,
-            "        EntryMeta {{ id: Cow::Borrowed({:?}), category: Cow::Borrowed({:?}), layer: Cow::Borrowed({:?}), title: Cow::Borrowed({:?}), summary: Cow::Borrowed({:?}), conditions: {}, frameworks: {} }},",
+            "        EntryMeta {{ id: Cow::Borrowed({:?}), category: Cow::Borrowed({:?}), layer: Cow::Borrowed({:?}), title: Cow::Borrowed({:?}), summary: Cow::Borrowed({:?}), conditions: {}, frameworks: {}, words: {} }},",
             e.id.as_ref(),
             e.category.as_ref(),
             e.layer.as_ref(),
             e.title.as_ref(),
             e.summary.as_ref(),
             strs(&e.conditions),
-            strs(&e.frameworks)
+            strs(&e.frameworks),
+            strs(&e.words)
         );
     }
     s.push_str("    ]),\n}");
@@ -329,6 +346,7 @@ mod tests {
             summary: Cow::Borrowed("s"),
             conditions: Cow::Borrowed(&[]),
             frameworks: Cow::Borrowed(&[]),
+            words: Cow::Borrowed(&[]),
         };
         let t = Tables {
             needles: Cow::Borrowed(&[]),
