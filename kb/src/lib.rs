@@ -16,6 +16,7 @@ pub mod memorised;
 pub mod normalize;
 pub mod search;
 pub mod signals;
+mod static_dir;
 pub mod window;
 
 /// The entry schema and its checks, shared with `kb/build.rs` and `gpukb kb lint DIR`.
@@ -44,7 +45,7 @@ mod embedded {
 }
 /// The search tables of the embedded KB, generated from its database by `build.rs`.
 pub(crate) mod embedded_tables {
-    use gpukb_kb_compile::matcher::{EntryMeta, Pat, SigRow, Tables};
+    use gpukb_kb_compile::matcher::{sp, EntryMeta, Pat, SigRow, Tables};
     use std::borrow::Cow;
     include!(concat!(env!("OUT_DIR"), "/matcher_tables.rs"));
 }
@@ -114,13 +115,10 @@ impl Kb {
         db.deserialize_bytes("main", KB_SQLITE)?;
         // Read pages in place rather than copying each into SQLite's page cache.
         db.pragma_update(None, "mmap_size", KB_SQLITE.len() as i64)?;
-        let ram = tantivy::directory::RamDirectory::create();
-        for (name, bytes) in embedded::INDEX_FILES {
-            use tantivy::Directory;
-            ram.atomic_write(std::path::Path::new(name), bytes)
-                .map_err(|e| KbError::Index(e.to_string()))?;
-        }
-        let mut kb = Kb::from_compiled(db, tantivy::Index::open(ram)?)?;
+        let dir = static_dir::StaticDirectory {
+            files: embedded::INDEX_FILES,
+        };
+        let mut kb = Kb::from_compiled(db, tantivy::Index::open(dir)?)?;
         kb.tables = Some(&embedded_tables::TABLES);
         Ok(kb)
     }

@@ -389,13 +389,13 @@ impl Kb {
         let mut found = vec![false; m.t.needles.len()];
         if lower.len() <= SMALL_TEXT {
             for (i, n) in m.t.needles.iter().enumerate() {
-                found[i] = memchr::memmem::find(lower.as_bytes(), n.as_bytes()).is_some();
+                found[i] = memchr::memmem::find(lower.as_bytes(), m.t.str(*n).as_bytes()).is_some();
             }
         } else {
             let ac = m.ac.get_or_init(|| {
                 AhoCorasick::builder()
                     .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
-                    .build(m.t.needles.iter().map(|n| n.as_bytes()))
+                    .build(m.t.needles.iter().map(|n| m.t.str(*n).as_bytes()))
                     .ok()
             });
             if let Some(ac) = ac {
@@ -410,7 +410,7 @@ impl Kb {
                 Pat::Sig(i) => sig_hit[*i] = true,
                 Pat::Prefilter(i, g) => groups_found.push((*i, *g)),
                 Pat::Message(k) => {
-                    msg_keys.insert(k.to_string());
+                    msg_keys.insert(m.t.str(*k).to_string());
                 }
             }
         }
@@ -430,7 +430,7 @@ impl Kb {
             }
             let owner = &m.t.sigs[s.same_as];
             let re = m.regex[s.same_as]
-                .get_or_init(|| crate::model::signature_search_regex(&owner.pattern).ok());
+                .get_or_init(|| crate::model::signature_search_regex(m.t.str(owner.pattern)).ok());
             if re.as_ref().is_some_and(|r| r.is_match(text.as_bytes())) {
                 sig_hit[i] = true;
             }
@@ -439,12 +439,16 @@ impl Kb {
             if !sig_hit[i] {
                 continue;
             }
-            let spec = (s.pattern.chars().count().min(80) as f64) / 10.0;
-            let c = cands.entry(s.entry.to_string()).or_default();
+            let pattern = m.t.str(s.pattern);
+            let spec = (pattern.chars().count().min(80) as f64) / 10.0;
+            let c = cands.entry(m.t.str(s.entry).to_string()).or_default();
             c.sig
                 .push(s.weight * (w.signature + w.signature_per_10_chars * spec));
-            c.matched
-                .push(format!("signature ({}): {}", s.kind, short(&s.pattern, 90)));
+            c.matched.push(format!(
+                "signature ({}): {}",
+                m.t.str(s.kind),
+                short(pattern, 90)
+            ));
         }
 
         // codes: names, messages, numbers, Xids
@@ -567,7 +571,7 @@ impl Kb {
             let supported = has_strong || score >= w.support * top;
             let mut matched = c.matched;
             if let Some(meta) = m.t.entry(&id) {
-                let words = entry_words(meta, &qtokens);
+                let words = entry_words(&m.t, meta, &qtokens);
                 if !has_strong && words.is_empty() {
                     continue;
                 }
@@ -578,10 +582,10 @@ impl Kb {
                 let hit = Hit {
                     id: id.clone(),
                     kind: "curated".into(),
-                    category: meta.category.to_string(),
-                    layer: meta.layer.to_string(),
-                    title: meta.title.to_string(),
-                    summary: meta.summary.to_string(),
+                    category: m.t.str(meta.category).to_string(),
+                    layer: m.t.str(meta.layer).to_string(),
+                    title: m.t.str(meta.title).to_string(),
+                    summary: m.t.str(meta.summary).to_string(),
                     score: (score * 100.0).round() / 100.0,
                     confidence: conf.clamp(0.0, 0.99),
                     matched,
@@ -591,7 +595,7 @@ impl Kb {
                     verdicts,
                     machine: None,
                     supported,
-                    conditions: meta.conditions.iter().map(|c| c.to_string()).collect(),
+                    conditions: m.t.strs(meta.conditions).map(String::from).collect(),
                 };
                 hits.push((hit, undecided));
             } else if let Some(code) = self.codes_where("id", &id)?.first() {
@@ -711,15 +715,15 @@ impl Kb {
 }
 
 /// Query tokens that appear in the entry's own text (title, summary, keywords, signatures).
-fn entry_words(meta: &EntryMeta, q: &BTreeSet<String>) -> Vec<String> {
+fn entry_words(t: &Tables, meta: &EntryMeta, q: &BTreeSet<String>) -> Vec<String> {
     const STOP: &[&str] = &[
         "the", "and", "for", "not", "with", "this", "that", "are", "was", "from", "error", "has",
         "you", "your", "can", "cuda",
     ];
     q.iter()
-        .filter(|t| {
-            let t = String::as_str(t);
-            meta.words.binary_search_by(|w| w.as_ref().cmp(t)).is_ok() && !STOP.contains(&t)
+        .filter(|w| {
+            let w = String::as_str(w);
+            !STOP.contains(&w) && t.sorted_contains(meta.words, w)
         })
         .take(12)
         .cloned()
@@ -789,13 +793,11 @@ fn score(
             // Framework affinity: the paste and the entry name the same tool (ollama,
             // tensorflow, nccl...) or clearly different ones.
             let pf = &q.signals.frameworks;
-            if !pf.is_empty() && !e.frameworks.is_empty() {
-                let shared: Vec<&str> = e
-                    .frameworks
-                    .iter()
-                    .map(|f| f.as_ref())
-                    .filter(|f| pf.iter().any(|p| p == f))
-                    .collect();
+            if !pf.is_empty() && e.frameworks.len > 0 {
+                let shared: Vec<&str> =
+                    m.t.strs(e.frameworks)
+                        .filter(|f| pf.iter().any(|p| p == f))
+                        .collect();
                 if shared.is_empty() {
                     score *= w.other_framework;
                 } else {
@@ -810,7 +812,7 @@ fn score(
         let mut verdicts = Vec::new();
         let mut undecided = Vec::new();
         if let (Some(f), Some(e)) = (facts, meta) {
-            for p in e.conditions.iter() {
+            for p in m.t.strs(e.conditions) {
                 match f.outcome(p) {
                     CheckOutcome::Holds(s) => verdicts.push(RuleVerdict {
                         predicate: p.to_string(),
@@ -844,7 +846,7 @@ fn diversify(m: &Matcher, mut scored: Vec<Scored>, n: usize, w: &Weights) -> Vec
     scored.truncate(n);
     let category = |id: &str| {
         m.t.entry(id)
-            .map(|e| e.category.to_string())
+            .map(|e| m.t.str(e.category).to_string())
             .unwrap_or_else(|| "code".into())
     };
     let mut out = Vec::with_capacity(scored.len());
@@ -1053,21 +1055,22 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
         return None;
     }
     let m = kb.matcher().ok()?;
-    let mut ids: Vec<&EntryMeta> =
-        m.t.entries
-            .iter()
-            .filter(|e| e.conditions.iter().any(|c| *c == finding.check))
-            .collect();
-    ids.sort_by_key(|e| (e.category != finding.category, e.id.as_ref()));
+    let t = &m.t;
+    let mut ids: Vec<&EntryMeta> = t
+        .entries
+        .iter()
+        .filter(|e| t.strs(e.conditions).any(|c| c == finding.check))
+        .collect();
+    ids.sort_by_key(|e| (t.str(e.category) != finding.category, t.str(e.id)));
     let meta = ids.first()?;
-    let entry = kb.entry(&meta.id).ok()??;
+    let entry = kb.entry(t.str(meta.id)).ok()??;
     Some(Hit {
-        id: meta.id.to_string(),
+        id: t.str(meta.id).to_string(),
         kind: "curated".into(),
-        category: meta.category.to_string(),
-        layer: meta.layer.to_string(),
-        title: meta.title.to_string(),
-        summary: meta.summary.to_string(),
+        category: m.t.str(meta.category).to_string(),
+        layer: m.t.str(meta.layer).to_string(),
+        title: m.t.str(meta.title).to_string(),
+        summary: m.t.str(meta.summary).to_string(),
         score: symptom.score,
         confidence: symptom.confidence.max(w.confirmed_floor),
         matched: vec![format!(
@@ -1089,7 +1092,7 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
             root_cause: true,
         }),
         supported: false,
-        conditions: meta.conditions.iter().map(|c| c.to_string()).collect(),
+        conditions: m.t.strs(meta.conditions).map(String::from).collect(),
     })
 }
 

@@ -8,20 +8,32 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-/// A string of the tables: borrowed in the embedded static, owned when built at run time.
-pub type Str = Cow<'static, str>;
-/// A list of the tables.
+/// A list of the tables: borrowed in the embedded static, owned when built at run time.
 pub type List<T> = Cow<'static, [T]>;
+
+/// A string of the tables: `len` bytes of [`Tables::text`] from `at`; or, for a list,
+/// `len` spans of [`Tables::spans`] from `at`. Offsets rather than `&str`: the static
+/// then needs no relocation when the binary starts (tens of thousands of pointers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub at: u32,
+    pub len: u32,
+}
+
+/// A [`Span`] (short, for the generated static).
+pub const fn sp(at: u32, len: u32) -> Span {
+    Span { at, len }
+}
 
 /// One signature.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SigRow {
     /// Index of the first signature with the same pattern (they share one compiled regex).
     pub same_as: usize,
-    pub entry: Str,
+    pub entry: Span,
     /// `literal` or `regex`.
-    pub kind: Str,
-    pub pattern: Str,
+    pub kind: Span,
+    pub pattern: Span,
     pub weight: f64,
     /// Number of prefilter groups: the regex runs when a literal of each is found.
     pub groups: usize,
@@ -35,30 +47,34 @@ pub enum Pat {
     /// A literal of prefilter group `.1` of regex signature `.0` is present.
     Prefilter(usize, usize),
     /// The exact message of the code with this key is present.
-    Message(Str),
+    Message(Span),
 }
 
 /// An entry's ranking metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryMeta {
-    pub id: Str,
-    pub category: Str,
-    pub layer: Str,
-    pub title: Str,
-    pub summary: Str,
-    /// The doctor checks its `[[conditions]]` name.
-    pub conditions: List<Str>,
-    /// Frameworks and tools it is about.
-    pub frameworks: List<Str>,
-    /// The error-text tokens of its title, summary, keywords and signatures, sorted.
-    pub words: List<Str>,
+    pub id: Span,
+    pub category: Span,
+    pub layer: Span,
+    pub title: Span,
+    pub summary: Span,
+    /// The doctor checks its `[[conditions]]` name (a list).
+    pub conditions: Span,
+    /// Frameworks and tools it is about (a list).
+    pub frameworks: Span,
+    /// The error-text tokens of its title, summary, keywords and signatures, sorted (a list).
+    pub words: Span,
 }
 
 /// Everything search scans with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tables {
+    /// Every string of the tables, once.
+    pub text: Cow<'static, str>,
+    /// The items of every list.
+    pub spans: List<Span>,
     /// Lower-cased needles searched for in the lower-cased paste.
-    pub needles: List<Str>,
+    pub needles: List<Span>,
     /// What each needle means (same index).
     pub pats: List<Pat>,
     /// Signatures ordered by entry and position.
@@ -70,20 +86,79 @@ pub struct Tables {
 }
 
 impl Tables {
+    /// The string `s` names.
+    pub fn str(&self, s: Span) -> &str {
+        self.text
+            .get(s.at as usize..(s.at + s.len) as usize)
+            .unwrap_or("")
+    }
+
+    /// The strings of list `l`.
+    pub fn strs(&self, l: Span) -> impl Iterator<Item = &str> {
+        self.spans
+            .get(l.at as usize..(l.at + l.len) as usize)
+            .unwrap_or(&[])
+            .iter()
+            .map(|s| self.str(*s))
+    }
+
+    /// Whether sorted list `l` holds `x`.
+    pub fn sorted_contains(&self, l: Span, x: &str) -> bool {
+        self.spans
+            .get(l.at as usize..(l.at + l.len) as usize)
+            .unwrap_or(&[])
+            .binary_search_by(|s| self.str(*s).cmp(x))
+            .is_ok()
+    }
+
     /// The metadata of entry `id`.
     pub fn entry(&self, id: &str) -> Option<&EntryMeta> {
         self.entries
-            .binary_search_by(|e| e.id.as_ref().cmp(id))
+            .binary_search_by(|e| self.str(e.id).cmp(id))
             .ok()
             .map(|i| &self.entries[i])
     }
 }
 
+/// Builds [`Tables::text`] and [`Tables::spans`], storing each distinct string once.
+#[derive(Default)]
+struct Text {
+    text: String,
+    spans: Vec<Span>,
+    seen: HashMap<String, Span>,
+}
+
+impl Text {
+    fn put(&mut self, s: &str) -> Span {
+        if let Some(sp) = self.seen.get(s) {
+            return *sp;
+        }
+        let sp = Span {
+            at: self.text.len() as u32,
+            len: s.len() as u32,
+        };
+        self.text.push_str(s);
+        self.seen.insert(s.to_string(), sp);
+        sp
+    }
+
+    fn list<'a>(&mut self, items: impl IntoIterator<Item = &'a str>) -> Span {
+        let items: Vec<Span> = items.into_iter().map(|s| self.put(s)).collect();
+        let at = self.spans.len() as u32;
+        self.spans.extend(&items);
+        Span {
+            at,
+            len: items.len() as u32,
+        }
+    }
+}
+
 /// Builds the tables from a compiled knowledge-base database.
 pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
+    let mut tx = Text::default();
     let mut sigs = Vec::new();
     let mut pats = Vec::new();
-    let mut needles: Vec<Str> = Vec::new();
+    let mut needles: Vec<Span> = Vec::new();
     let mut unfiltered = Vec::new();
     let mut first_of: HashMap<String, usize> = HashMap::new();
     let mut rows: Vec<(String, i64, String, String, f64, Option<String>)> = Vec::new();
@@ -112,19 +187,19 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
         let mut groups = 0;
         match (kind.as_str(), pre) {
             ("literal", Some(p)) => {
-                needles.push(p.into());
+                needles.push(tx.put(&p));
                 pats.push(Pat::Sig(i));
             }
             // A regex that is a plain string matches exactly where that string occurs
             // (signature regexes are case-insensitive): no regex to build.
             ("regex", Some(_)) if plain.is_some() => {
-                needles.extend(plain.map(Str::from));
+                needles.extend(plain.map(|p| tx.put(&p)));
                 pats.push(Pat::Sig(i));
             }
             (_, Some(p)) => {
                 for (g, group) in p.split('\x1e').enumerate() {
                     for alt in group.split('\x1f') {
-                        needles.push(alt.to_string().into());
+                        needles.push(tx.put(alt));
                         pats.push(Pat::Prefilter(i, g));
                     }
                     groups = g + 1;
@@ -134,21 +209,18 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
         }
         sigs.push(SigRow {
             same_as,
-            entry: entry.into(),
-            kind: kind.into(),
-            pattern: pattern.into(),
+            entry: tx.put(&entry),
+            kind: tx.put(&kind),
+            pattern: tx.put(&pattern),
             weight,
             groups,
         });
     }
-    let mut conditions: HashMap<String, Vec<Str>> = HashMap::new();
+    let mut conditions: HashMap<String, Vec<String>> = HashMap::new();
     let mut st = db.prepare("SELECT entry_id, predicate FROM conditions")?;
     let mut q = st.query([])?;
     while let Some(r) = q.next()? {
-        conditions
-            .entry(r.get(0)?)
-            .or_default()
-            .push(r.get::<_, String>(1)?.into());
+        conditions.entry(r.get(0)?).or_default().push(r.get(1)?);
     }
     let mut entries = Vec::new();
     let mut st =
@@ -156,7 +228,9 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
     let mut q = st.query([])?;
     while let Some(r) = q.next()? {
         let id: String = r.get(0)?;
-        let mut text = format!("{} {}", r.get::<_, String>(3)?, r.get::<_, String>(4)?);
+        let title: String = r.get(3)?;
+        let summary: String = r.get(4)?;
+        let mut text = format!("{title} {summary}");
         if let Ok(e) = serde_json::from_str::<crate::model::Entry>(&r.get::<_, String>(6)?) {
             text.push(' ');
             text.push_str(&e.keywords.join(" "));
@@ -169,23 +243,23 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
             .into_iter()
             .map(|(t, _, _)| t)
             .collect();
-        let frameworks: Vec<Str> = r
-            .get::<_, String>(5)?
-            .split_whitespace()
-            .map(|f| f.to_string().into())
-            .collect();
+        let frameworks: String = r.get(5)?;
+        let conds = conditions.remove(&id).unwrap_or_default();
         entries.push(EntryMeta {
-            conditions: conditions.remove(&id).unwrap_or_default().into(),
-            id: id.into(),
-            category: r.get::<_, String>(1)?.into(),
-            layer: r.get::<_, String>(2)?.into(),
-            title: r.get::<_, String>(3)?.into(),
-            summary: r.get::<_, String>(4)?.into(),
-            frameworks: frameworks.into(),
-            words: words.into_iter().map(Str::from).collect::<Vec<_>>().into(),
+            id: tx.put(&id),
+            category: tx.put(&r.get::<_, String>(1)?),
+            layer: tx.put(&r.get::<_, String>(2)?),
+            title: tx.put(&title),
+            summary: tx.put(&summary),
+            conditions: tx.list(conds.iter().map(String::as_str)),
+            frameworks: tx.list(frameworks.split_whitespace()),
+            words: tx.list(words.iter().map(String::as_str)),
         });
     }
-    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    entries.sort_by(|a, b| {
+        tx.text[a.id.at as usize..(a.id.at + a.id.len) as usize]
+            .cmp(&tx.text[b.id.at as usize..(b.id.at + b.id.len) as usize])
+    });
     // Exact message strings of codes (long enough to be specific) are needles too: one per
     // distinct lower-cased message, keyed by its smallest code key.
     let mut by_message: BTreeMap<String, String> = BTreeMap::new();
@@ -208,10 +282,12 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
         }
     }
     for (message, key) in by_message {
-        needles.push(message.into());
-        pats.push(Pat::Message(key.into()));
+        needles.push(tx.put(&message));
+        pats.push(Pat::Message(tx.put(&key)));
     }
     Ok(Tables {
+        text: tx.text.into(),
+        spans: tx.spans.into(),
         needles: needles.into(),
         pats: pats.into(),
         sigs: sigs.into(),
@@ -225,42 +301,41 @@ pub fn tables_in_file(path: &std::path::Path) -> rusqlite::Result<Tables> {
     tables(&rusqlite::Connection::open(path)?)
 }
 
-/// Rust source of a constant expression of type [`Tables`] equal to `t`, written with
-/// borrowed strings and lists (for a `static`).
+/// Rust source of a constant expression of type [`Tables`] equal to `t` (for a `static`;
+/// it uses [`sp`]).
 pub fn to_rust(t: &Tables) -> String {
-    fn strs(v: &[Str]) -> String {
+    fn spans(v: &[Span]) -> String {
         let mut s = String::from("Cow::Borrowed(&[");
         for x in v {
-            let _ = write!(s, "Cow::Borrowed({:?}),", x.as_ref());
+            let _ = write!(s, "sp({},{}),", x.at, x.len);
         }
         s.push_str("])");
         s
     }
-    let mut s = String::from("Tables {\n    needles: ");
-    s.push_str(&strs(&t.needles));
-    s.push_str(",\n    pats: Cow::Borrowed(&[");
+    let sp = |x: Span| format!("sp({},{})", x.at, x.len);
+    let mut s = format!(
+        "Tables {{\n    text: Cow::Borrowed({:?}),\n",
+        t.text.as_ref()
+    );
+    let _ = writeln!(s, "    spans: {},", spans(&t.spans));
+    let _ = writeln!(s, "    needles: {},", spans(&t.needles));
+    s.push_str("    pats: Cow::Borrowed(&[");
     for p in t.pats.iter() {
-        match p {
-            Pat::Sig(i) => {
-                let _ = write!(s, "Pat::Sig({i}),");
-            }
-            Pat::Prefilter(i, g) => {
-                let _ = write!(s, "Pat::Prefilter({i}, {g}),");
-            }
-            Pat::Message(k) => {
-                let _ = write!(s, "Pat::Message(Cow::Borrowed({:?})),", k.as_ref());
-            }
-        }
+        let _ = match p {
+            Pat::Sig(i) => write!(s, "Pat::Sig({i}),"),
+            Pat::Prefilter(i, g) => write!(s, "Pat::Prefilter({i},{g}),"),
+            Pat::Message(k) => write!(s, "Pat::Message({}),", sp(*k)),
+        };
     }
     s.push_str("]),\n    sigs: Cow::Borrowed(&[\n");
     for r in t.sigs.iter() {
         let _ = writeln!(
             s,
-            "        SigRow {{ same_as: {}, entry: Cow::Borrowed({:?}), kind: Cow::Borrowed({:?}), pattern: Cow::Borrowed({:?}), weight: {:?}, groups: {} }},",
+            "        SigRow {{ same_as: {}, entry: {}, kind: {}, pattern: {}, weight: {:?}, groups: {} }},",
             r.same_as,
-            r.entry.as_ref(),
-            r.kind.as_ref(),
-            r.pattern.as_ref(),
+            sp(r.entry),
+            sp(r.kind),
+            sp(r.pattern),
             r.weight,
             r.groups
         );
@@ -273,15 +348,15 @@ pub fn to_rust(t: &Tables) -> String {
     for e in t.entries.iter() {
         let _ = writeln!(
             s,
-            "        EntryMeta {{ id: Cow::Borrowed({:?}), category: Cow::Borrowed({:?}), layer: Cow::Borrowed({:?}), title: Cow::Borrowed({:?}), summary: Cow::Borrowed({:?}), conditions: {}, frameworks: {}, words: {} }},",
-            e.id.as_ref(),
-            e.category.as_ref(),
-            e.layer.as_ref(),
-            e.title.as_ref(),
-            e.summary.as_ref(),
-            strs(&e.conditions),
-            strs(&e.frameworks),
-            strs(&e.words)
+            "        EntryMeta {{ id: {}, category: {}, layer: {}, title: {}, summary: {}, conditions: {}, frameworks: {}, words: {} }},",
+            sp(e.id),
+            sp(e.category),
+            sp(e.layer),
+            sp(e.title),
+            sp(e.summary),
+            sp(e.conditions),
+            sp(e.frameworks),
+            sp(e.words)
         );
     }
     s.push_str("    ]),\n}");
@@ -337,25 +412,36 @@ mod tests {
     }
 
     #[test]
-    fn entries_are_found_by_id() {
-        let e = |id: &'static str| EntryMeta {
-            id: Cow::Borrowed(id),
-            category: Cow::Borrowed("c"),
-            layer: Cow::Borrowed("l"),
-            title: Cow::Borrowed("t"),
-            summary: Cow::Borrowed("s"),
-            conditions: Cow::Borrowed(&[]),
-            frameworks: Cow::Borrowed(&[]),
-            words: Cow::Borrowed(&[]),
+    fn strings_and_lists_are_stored_once_and_found_again() {
+        let mut tx = Text::default();
+        let a = tx.put("b-c");
+        assert_eq!(tx.put("b-c"), a);
+        let ids = ["a", "b-c", "d"];
+        let words = tx.list(["x", "y", "z"]);
+        let e = |id: Span| EntryMeta {
+            id,
+            category: id,
+            layer: id,
+            title: id,
+            summary: id,
+            conditions: sp(0, 0),
+            frameworks: sp(0, 0),
+            words,
         };
+        let entries: Vec<EntryMeta> = ids.iter().map(|i| e(tx.put(i))).collect();
         let t = Tables {
+            text: tx.text.into(),
+            spans: tx.spans.into(),
             needles: Cow::Borrowed(&[]),
             pats: Cow::Borrowed(&[]),
             sigs: Cow::Borrowed(&[]),
             unfiltered: Cow::Borrowed(&[]),
-            entries: vec![e("a"), e("b-c"), e("d")].into(),
+            entries: entries.into(),
         };
-        assert_eq!(t.entry("b-c").map(|m| m.id.as_ref()), Some("b-c"));
+        let found = t.entry("b-c").expect("b-c");
+        assert_eq!(t.str(found.id), "b-c");
         assert!(t.entry("b").is_none());
+        assert_eq!(t.strs(found.words).collect::<Vec<_>>(), ["x", "y", "z"]);
+        assert!(t.sorted_contains(found.words, "y") && !t.sorted_contains(found.words, "w"));
     }
 }
