@@ -98,6 +98,8 @@ pub fn run(args: &SearchArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 
 /// Runs `gpukb search` with colour decided by the caller.
 pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    // This machine's cheap facts are read on a thread while the paste is read and ranked.
+    let pending = args.machine().map(Pending::start);
     let input: Vec<u8> = if args.text.is_empty() {
         read_window(&mut std::io::stdin().lock()).context("reading the error text from stdin")?
     } else {
@@ -114,9 +116,10 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     let q = kb.analyze(&input);
     steps.done("analyse the paste");
     let limit = args.limit.clamp(1, 100);
-    let text_only = kb.rank(&q, None, limit)?;
+    let evidence = kb.evidence(&q)?;
+    let text_only = kb.rank_evidence(&q, &evidence, None, limit)?;
     steps.done("rank on text");
-    let (ranking, facts) = with_machine(args, &kb, &q, limit, text_only)?;
+    let (ranking, facts) = with_machine(&kb, &q, &evidence, limit, text_only, pending)?;
     steps.done("machine facts");
     if args.json {
         write_json(out, &q, &ranking, &facts)?;
@@ -136,21 +139,81 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     })
 }
 
+/// What observing the machine gave.
+enum Observed {
+    /// This machine shows no trace of an NVIDIA GPU (its other facts were not read).
+    NoNvidiaGpu,
+    Facts(gpukb_agent::Fingerprint),
+}
+
+/// Observes the machine: for this machine, a glance for an NVIDIA GPU first.
+fn observe(machine: &crate::machine::MachineArgs, detected: bool) -> anyhow::Result<Observed> {
+    // A machine without any trace of an NVIDIA GPU cannot be the paste's.
+    if detected
+        && machine
+            .host(false)
+            .is_ok_and(|h| gpukb_agent::shows_no_nvidia_gpu(&h))
+    {
+        return Ok(Observed::NoNvidiaGpu);
+    }
+    // By default only cheap facts: no NVML, no CUDA driver API (checks that need them stay
+    // unknown).
+    Ok(Observed::Facts(crate::machine::fingerprint_cheap(machine)?))
+}
+
+/// The machine's facts for search: this machine's are read on a thread from the start
+/// (files only, a few milliseconds, alongside ranking the text); a capture, fingerprint
+/// file or root the user named is read when needed (it may share stdin with the paste).
+enum Pending {
+    Thread(
+        crate::machine::MachineArgs,
+        std::thread::JoinHandle<anyhow::Result<Observed>>,
+    ),
+    Later(crate::machine::MachineArgs),
+}
+
+impl Pending {
+    fn start(machine: crate::machine::MachineArgs) -> Pending {
+        if machine.replay.is_some() || machine.fingerprint.is_some() || machine.root.is_some() {
+            return Pending::Later(machine);
+        }
+        let m = machine.clone();
+        Pending::Thread(machine, std::thread::spawn(move || observe(&m, true)))
+    }
+
+    fn machine(&self) -> &crate::machine::MachineArgs {
+        match self {
+            Pending::Thread(m, _) | Pending::Later(m) => m,
+        }
+    }
+
+    fn get(self) -> anyhow::Result<Observed> {
+        match self {
+            Pending::Thread(_, h) => h
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("observing this machine failed"))),
+            Pending::Later(m) => observe(&m, false),
+        }
+    }
+}
+
 /// Re-ranks with the machine's Diagnosis when there is a machine to look at, a candidate
 /// a check can decide, and (for detected facts) no contradiction with the paste.
 fn with_machine(
-    args: &SearchArgs,
     kb: &Kb,
     q: &Query,
+    evidence: &gpukb_kb::Evidence,
     limit: usize,
     text_only: Ranking,
+    pending: Option<Pending>,
 ) -> anyhow::Result<(Ranking, FactsUse)> {
-    let Some(machine) = args.machine() else {
+    let Some(pending) = pending else {
         return Ok((
             text_only,
             FactsUse::none("--no-detect: ranking on the text alone"),
         ));
     };
+    let machine = pending.machine().clone();
     let (from, path) = match (&machine.replay, &machine.fingerprint, &machine.root) {
         (Some(d), _, _) => ("capture", Some(d.display().to_string())),
         (_, Some(f), _) => ("fingerprint_file", Some(f.display().to_string())),
@@ -168,27 +231,19 @@ fn with_machine(
     };
     if !text_only.results.iter().any(|h| !h.conditions.is_empty()) {
         facts.reason =
-            "no candidate names a check that machine facts decide; the machine was not examined"
-                .into();
+            "no candidate names a check that machine facts decide; its facts were not used".into();
         return Ok((text_only, facts));
     }
-    // A machine without any trace of an NVIDIA GPU cannot be the paste's: say so without
-    // reading the rest of its facts.
-    if detected
-        && machine
-            .host(false)
-            .is_ok_and(|h| gpukb_agent::shows_no_nvidia_gpu(&h))
-    {
-        let none = gpukb_kb::agreement::Agreement {
-            no_nvidia_gpu: true,
-            ..Default::default()
-        };
-        facts.reason = none.reason_not_applied().unwrap_or_default();
-        return Ok((text_only, facts));
-    }
-    // By default only cheap facts: no NVML, no CUDA driver API (checks that need them stay unknown).
-    let fp = match crate::machine::fingerprint_cheap(&machine) {
-        Ok(fp) => fp,
+    let fp = match pending.get() {
+        Ok(Observed::Facts(fp)) => fp,
+        Ok(Observed::NoNvidiaGpu) => {
+            let none = gpukb_kb::agreement::Agreement {
+                no_nvidia_gpu: true,
+                ..Default::default()
+            };
+            facts.reason = none.reason_not_applied().unwrap_or_default();
+            return Ok((text_only, facts));
+        }
         Err(e) if detected => {
             facts.reason = format!("could not observe this machine ({e:#}); ranking on text");
             return Ok((text_only, facts));
@@ -205,7 +260,7 @@ fn with_machine(
         }
     }
     let d = gpukb_kb::diagnose(&fp, &machine.describe(), None);
-    let ranking = kb.rank(q, Some(&d), limit)?;
+    let ranking = kb.rank_evidence(q, evidence, Some(&d), limit)?;
     facts.applied = true;
     facts.reason = match (
         detected,

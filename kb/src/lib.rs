@@ -34,8 +34,8 @@ pub use explain::CodeInfo;
 pub use lint::LintIssue;
 pub use model::{Answer, Confirm, Entry, Fix, Source};
 pub use search::{
-    Distinguish, DistinguishAnswer, Hit, MachineVerdict, Query, Ranking, RuleVerdict, Weights,
-    WEIGHTS,
+    Distinguish, DistinguishAnswer, Evidence, Hit, MachineVerdict, Query, Ranking, RuleVerdict,
+    Weights, WEIGHTS,
 };
 pub use signals::Signals;
 

@@ -119,8 +119,11 @@ impl Matcher {
     }
 }
 
+/// What a paste's text gives evidence for, by candidate id ([`Kb::evidence`]).
+pub struct Evidence(HashMap<String, Cand>);
+
 /// The evidence one candidate gathered from the paste.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Cand {
     /// Signature strengths (one per matching signature).
     sig: Vec<f64>,
@@ -359,13 +362,34 @@ impl Kb {
         facts: Option<&Diagnosis>,
         limit: usize,
     ) -> Result<Ranking, KbError> {
+        let e = self.evidence(q)?;
+        self.rank_evidence(q, &e, facts, limit)
+    }
+
+    /// Step 1 on its own: the evidence the paste's text gives (signatures, codes, BM25),
+    /// for ranking it more than once ([`Kb::rank_evidence`]: on text, then with facts).
+    pub fn evidence(&self, q: &Query) -> Result<Evidence, KbError> {
+        let m = self.matcher()?;
+        if q.normalized.trim().is_empty() {
+            return Ok(Evidence(HashMap::new()));
+        }
+        Ok(Evidence(self.gather(m, q, &WEIGHTS)?))
+    }
+
+    /// Steps 2–5 over gathered evidence: score, diversify, hits, and the machine's say.
+    pub fn rank_evidence(
+        &self,
+        q: &Query,
+        e: &Evidence,
+        facts: Option<&Diagnosis>,
+        limit: usize,
+    ) -> Result<Ranking, KbError> {
         let m = self.matcher()?;
         if q.normalized.trim().is_empty() || limit == 0 {
             return Ok(Ranking::default());
         }
         let w = &WEIGHTS;
-        let cands = self.gather(m, q, w)?;
-        let scored = score(m, q, cands, facts, w);
+        let scored = score(m, q, e.0.clone(), facts, w);
         let pool = diversify(m, scored, limit * 4 + 8, w);
         let hits = self.to_hits(m, q, pool, w)?;
         Ok(machine_rank(self, hits, facts, limit, w))
