@@ -143,7 +143,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
 enum Observed {
     /// This machine shows no trace of an NVIDIA GPU (its other facts were not read).
     NoNvidiaGpu,
-    Facts(gpukb_agent::Fingerprint),
+    Facts(Box<gpukb_agent::Fingerprint>),
 }
 
 /// Observes the machine: for this machine, a glance for an NVIDIA GPU first.
@@ -158,7 +158,9 @@ fn observe(machine: &crate::machine::MachineArgs, detected: bool) -> anyhow::Res
     }
     // By default only cheap facts: no NVML, no CUDA driver API (checks that need them stay
     // unknown).
-    Ok(Observed::Facts(crate::machine::fingerprint_cheap(machine)?))
+    Ok(Observed::Facts(Box::new(
+        crate::machine::fingerprint_cheap(machine)?,
+    )))
 }
 
 /// The machine's facts for search: this machine's are read on a thread from the start
@@ -235,7 +237,7 @@ fn with_machine(
         return Ok((text_only, facts));
     }
     let fp = match pending.get() {
-        Ok(Observed::Facts(fp)) => fp,
+        Ok(Observed::Facts(fp)) => *fp,
         Ok(Observed::NoNvidiaGpu) => {
             let none = gpukb_kb::agreement::Agreement {
                 no_nvidia_gpu: true,
