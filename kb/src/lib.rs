@@ -76,11 +76,48 @@ pub(crate) struct Fields {
 /// The opened knowledge base.
 pub struct Kb {
     pub(crate) db: rusqlite::Connection,
-    pub(crate) searcher: tantivy::Searcher,
-    pub(crate) fields: Fields,
+    /// The tantivy index for search, opened on first use (the doctor and the agent never
+    /// need it).
+    text: OnceCell<Result<TextIndex, String>>,
+    /// An index built in memory (`kb lint DIR`), else the embedded one is opened.
+    built: Option<tantivy::Index>,
     pub(crate) matcher: OnceCell<search::Matcher>,
     /// The search tables built at build time (the embedded KB), else built on first use.
     pub(crate) tables: Option<&'static gpukb_kb_compile::matcher::Tables>,
+}
+
+/// An opened tantivy index.
+pub(crate) struct TextIndex {
+    pub searcher: tantivy::Searcher,
+    pub fields: Fields,
+}
+
+impl TextIndex {
+    fn open(index: tantivy::Index) -> Result<TextIndex, KbError> {
+        tokenize::register(&index);
+        let schema = index.schema();
+        let f = |n: &str| schema.get_field(n).map_err(KbError::from);
+        let fields = Fields {
+            id: f("id")?,
+            kind: f("kind")?,
+            text: [
+                (f("title_w")?, 2.0),
+                (f("title_s")?, 1.0),
+                (f("body_w")?, 1.5),
+                (f("body_s")?, 0.6),
+                (f("ex_w")?, 1.0),
+                (f("ex_s")?, 0.4),
+            ],
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(TextIndex {
+            searcher: reader.searcher(),
+            fields,
+        })
+    }
 }
 
 /// A short listing row.
@@ -115,12 +152,13 @@ impl Kb {
         db.deserialize_bytes("main", KB_SQLITE)?;
         // Read pages in place rather than copying each into SQLite's page cache.
         db.pragma_update(None, "mmap_size", KB_SQLITE.len() as i64)?;
-        let dir = static_dir::StaticDirectory {
-            files: embedded::INDEX_FILES,
-        };
-        let mut kb = Kb::from_compiled(db, tantivy::Index::open(dir)?)?;
-        kb.tables = Some(&embedded_tables::TABLES);
-        Ok(kb)
+        Ok(Kb {
+            db,
+            text: OnceCell::new(),
+            built: None,
+            matcher: OnceCell::new(),
+            tables: Some(&embedded_tables::TABLES),
+        })
     }
 
     /// A knowledge base from its compiled database and index (as `gpukb-kb-compile`
@@ -129,33 +167,30 @@ impl Kb {
         db: rusqlite::Connection,
         index: tantivy::Index,
     ) -> Result<Kb, KbError> {
-        tokenize::register(&index);
-        let schema = index.schema();
-        let f = |n: &str| schema.get_field(n).map_err(KbError::from);
-        let fields = Fields {
-            id: f("id")?,
-            kind: f("kind")?,
-            text: [
-                (f("title_w")?, 2.0),
-                (f("title_s")?, 1.0),
-                (f("body_w")?, 1.5),
-                (f("body_s")?, 0.6),
-                (f("ex_w")?, 1.0),
-                (f("ex_s")?, 0.4),
-            ],
-        };
-        let reader = index
-            .reader_builder()
-            .reload_policy(tantivy::ReloadPolicy::Manual)
-            .try_into()?;
-        let searcher = reader.searcher();
-        Ok(Kb {
+        let kb = Kb {
             db,
-            searcher,
-            fields,
+            text: OnceCell::new(),
+            built: Some(index),
             matcher: OnceCell::new(),
             tables: None,
-        })
+        };
+        kb.text_index()?;
+        Ok(kb)
+    }
+
+    /// The tantivy index, opened on first use.
+    pub(crate) fn text_index(&self) -> Result<&TextIndex, KbError> {
+        let opened = self.text.get_or_init(|| {
+            let index = match &self.built {
+                Some(i) => Ok(i.clone()),
+                None => tantivy::Index::open(static_dir::StaticDirectory {
+                    files: embedded::INDEX_FILES,
+                })
+                .map_err(KbError::from),
+            };
+            index.and_then(TextIndex::open).map_err(|e| e.to_string())
+        });
+        opened.as_ref().map_err(|e| KbError::Index(e.clone()))
     }
 
     /// Number of curated entries embedded.

@@ -701,12 +701,13 @@ impl Kb {
         };
         trim(&mut w);
         trim(&mut s);
+        let ti = self.text_index()?;
         let mut subs: Vec<(Occur, Box<dyn TQuery>)> = Vec::new();
-        for (i, (field, boost)) in self.fields.text.iter().enumerate() {
+        for (i, (field, boost)) in ti.fields.text.iter().enumerate() {
             let terms = if i % 2 == 0 { &w } else { &s };
             for t in terms {
                 let term = Term::from_field_text(*field, t);
-                if self.searcher.doc_freq(&term)? == 0 {
+                if ti.searcher.doc_freq(&term)? == 0 {
                     continue;
                 }
                 let tq = TermQuery::new(term, IndexRecordOption::WithFreqs);
@@ -720,19 +721,19 @@ impl Kb {
             return Ok(Vec::new());
         }
         let query = BooleanQuery::new(subs);
-        let top = self
+        let top = ti
             .searcher
             .search(&query, &TopDocs::with_limit(n).order_by_score())?;
         let mut out = Vec::new();
         for (score, addr) in top {
-            let doc: TantivyDocument = self.searcher.doc(addr)?;
+            let doc: TantivyDocument = ti.searcher.doc(addr)?;
             let get = |f| {
                 doc.get_first(f)
                     .and_then(|v| v.as_str())
                     .unwrap_or("")
                     .to_string()
             };
-            out.push((score as f64, get(self.fields.id), get(self.fields.kind)));
+            out.push((score as f64, get(ti.fields.id), get(ti.fields.kind)));
         }
         Ok(out)
     }
