@@ -205,6 +205,18 @@ impl Kb {
     pub fn entries_by_condition(
         &self,
     ) -> Result<std::collections::BTreeMap<String, Vec<String>>, KbError> {
+        // The embedded tables answer without reading the database's pages.
+        if let Some(t) = self.tables {
+            let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+            for e in t.entries.iter() {
+                for c in t.strs(e.conditions) {
+                    out.entry(c.to_string())
+                        .or_default()
+                        .push(t.str(e.id).to_string());
+                }
+            }
+            return Ok(out);
+        }
         let mut stmt = self
             .db
             .prepare("SELECT predicate, entry_id FROM conditions ORDER BY predicate, entry_id")?;
@@ -238,6 +250,19 @@ impl Kb {
 
     /// Curated entries, optionally of one category, sorted by id.
     pub fn list(&self, category: Option<&str>) -> Result<Vec<EntrySummary>, KbError> {
+        if let Some(t) = self.tables {
+            return Ok(t
+                .entries
+                .iter()
+                .filter(|e| category.is_none_or(|c| t.str(e.category) == c))
+                .map(|e| EntrySummary {
+                    id: t.str(e.id).to_string(),
+                    category: t.str(e.category).to_string(),
+                    layer: t.str(e.layer).to_string(),
+                    title: t.str(e.title).to_string(),
+                })
+                .collect());
+        }
         let mut st = self.db.prepare(
             "SELECT id, category, layer, title FROM entries WHERE ?1 IS NULL OR category = ?1 ORDER BY id",
         )?;
@@ -271,5 +296,30 @@ impl Kb {
             |r| r.get(0),
         )?;
         Ok(v.parse().unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_from_the_embedded_tables_equal_the_database_s() {
+        let kb = Kb::open().expect("embedded KB");
+        let mut sql = Kb::open().expect("embedded KB");
+        sql.tables = None;
+        assert_eq!(
+            kb.entries_by_condition().unwrap(),
+            sql.entries_by_condition().unwrap()
+        );
+        let ids = |v: Vec<EntrySummary>| {
+            v.into_iter()
+                .map(|e| (e.id, e.category, e.layer, e.title))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(kb.list(None).unwrap()), ids(sql.list(None).unwrap()));
+        let one = ids(kb.list(Some("driver_too_old")).unwrap());
+        assert!(!one.is_empty());
+        assert_eq!(one, ids(sql.list(Some("driver_too_old")).unwrap()));
     }
 }
