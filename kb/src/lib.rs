@@ -201,30 +201,19 @@ impl Kb {
         Ok(n as usize)
     }
 
-    /// Entry ids by the check their `[[conditions]] when` names.
+    /// Entry ids by the check their `[[conditions]] when` names, from the search tables
+    /// (embedded ones read no database page).
     pub fn entries_by_condition(
         &self,
     ) -> Result<std::collections::BTreeMap<String, Vec<String>>, KbError> {
-        // The embedded tables answer without reading the database's pages.
-        if let Some(t) = self.tables {
-            let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-            for e in t.entries.iter() {
-                for c in t.strs(e.conditions) {
-                    out.entry(c.to_string())
-                        .or_default()
-                        .push(t.str(e.id).to_string());
-                }
-            }
-            return Ok(out);
-        }
-        let mut stmt = self
-            .db
-            .prepare("SELECT predicate, entry_id FROM conditions ORDER BY predicate, entry_id")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let t = &self.matcher()?.t;
         let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-        for row in rows {
-            let (p, id) = row?;
-            out.entry(p).or_default().push(id);
+        for e in t.entries.iter() {
+            for c in t.strs(e.conditions) {
+                out.entry(c.to_string())
+                    .or_default()
+                    .push(t.str(e.id).to_string());
+            }
         }
         Ok(out)
     }
@@ -248,26 +237,19 @@ impl Kb {
             .transpose()
     }
 
-    /// Curated entries, optionally of one category, sorted by id.
+    /// Curated entries, optionally of one category, sorted by id, from the search tables.
     pub fn list(&self, category: Option<&str>) -> Result<Vec<EntrySummary>, KbError> {
-        if let Some(t) = self.tables {
-            return Ok(t
-                .entries
-                .iter()
-                .filter(|e| category.is_none_or(|c| t.str(e.category) == c))
-                .map(|e| EntrySummary {
-                    id: t.str(e.id).to_string(),
-                    category: t.str(e.category).to_string(),
-                    layer: t.str(e.layer).to_string(),
-                    title: t.str(e.title).to_string(),
-                })
-                .collect());
-        }
-        let mut st = self.db.prepare(
-            "SELECT id, category, layer, title FROM entries WHERE ?1 IS NULL OR category = ?1 ORDER BY id",
-        )?;
-        let rows = st.query_map([category], EntrySummary::from_row)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(KbError::from)
+        let t = &self.matcher()?.t;
+        Ok(t.entries
+            .iter()
+            .filter(|e| category.is_none_or(|c| t.str(e.category) == c))
+            .map(|e| EntrySummary {
+                id: t.str(e.id).to_string(),
+                category: t.str(e.category).to_string(),
+                layer: t.str(e.layer).to_string(),
+                title: t.str(e.title).to_string(),
+            })
+            .collect())
     }
 
     /// Categories with their layer and meaning.
@@ -304,7 +286,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listings_from_the_embedded_tables_equal_the_database_s() {
+    fn listings_from_the_embedded_tables_equal_those_built_from_the_database() {
         let kb = Kb::open().expect("embedded KB");
         let mut sql = Kb::open().expect("embedded KB");
         sql.tables = None;

@@ -100,7 +100,7 @@ struct CodeMeta {
 pub struct Matcher {
     /// Built only for large inputs; small ones scan each needle with memmem.
     ac: OnceCell<Option<AhoCorasick>>,
-    t: std::borrow::Cow<'static, Tables>,
+    pub(crate) t: std::borrow::Cow<'static, Tables>,
     /// The compiled regex of each signature that is a regex (by `same_as`).
     regex: Vec<OnceCell<Option<regex_automata::meta::Regex>>>,
 }
@@ -300,7 +300,7 @@ struct Scored {
 }
 
 impl Kb {
-    fn matcher(&self) -> Result<&Matcher, KbError> {
+    pub(crate) fn matcher(&self) -> Result<&Matcher, KbError> {
         if let Some(m) = self.matcher.get() {
             return Ok(m);
         }

@@ -352,11 +352,7 @@ impl Store {
         .map_err(e)?;
         let id = tx.last_insert_rowid();
         for ev in events {
-            tx.execute(
-                "INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![ev.at, id, ev.kind, ev.what, ev.label, ev.before, ev.after, ev.meaning],
-            )
-            .map_err(e)?;
+            insert_event(&tx, ev, Some(id)).map_err(e)?;
             if ev.kind == "stack" {
                 bump(&tx, &format!("stack_change:{}", stack_group(&ev.what))).map_err(e)?;
             }
@@ -450,11 +446,7 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(e)?;
         for ev in events {
-            tx.execute(
-                "INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![ev.at, ev.kind, ev.what, ev.label, ev.before, ev.after, ev.meaning],
-            )
-            .map_err(e)?;
+            insert_event(&tx, ev, None).map_err(e)?;
             bump(&tx, &format!("{}:{}", ev.kind, ev.what)).map_err(e)?;
         }
         tx.commit().map_err(e)
@@ -678,6 +670,18 @@ fn drop_orphans(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
         [],
     )?;
     Ok(())
+}
+
+/// Inserts one event, filed under snapshot `snapshot` (none for the canary's).
+fn insert_event(
+    tx: &rusqlite::Transaction<'_>,
+    ev: &Event,
+    snapshot: Option<i64>,
+) -> rusqlite::Result<usize> {
+    tx.execute(
+        "INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![ev.at, snapshot, ev.kind, ev.what, ev.label, ev.before, ev.after, ev.meaning],
+    )
 }
 
 fn bump(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<()> {

@@ -65,22 +65,14 @@ pub(crate) struct Context {
 impl Context {
     /// Runs `f` and records how long it took as `what` (a part of a section, for
     /// `gpukb fingerprint --timings`).
-    pub fn timed<T>(&self, what: impl FnOnce() -> String, f: impl FnOnce() -> T) -> T {
+    pub fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
         let t = std::time::Instant::now();
         let v = f();
         self.timings
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((format!("  {}", what()), t.elapsed()));
+            .push((format!("  {what}"), t.elapsed()));
         v
-    }
-
-    /// Records a part of a section that took `took`.
-    pub fn timings_push(&self, what: String, took: Duration) {
-        self.timings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((format!("  {what}"), took));
     }
 
     /// `/etc/ld.so.cache`, parsed once.

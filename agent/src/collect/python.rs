@@ -175,7 +175,7 @@ pub(super) fn collect(ctx: &Context) -> (Vec<PythonEnv>, Vec<LibraryFile>) {
     let mut seen = BTreeSet::new();
     let mut envs = Vec::new();
     let mut libs = Vec::new();
-    let prefixes = ctx.timed(|| "python: candidate prefixes".into(), || prefixes(host));
+    let prefixes = ctx.timed("python: candidate prefixes".into(), || prefixes(host));
     for (kind, prefix) in prefixes {
         if !host.exists(&prefix).unwrap_or(false) {
             continue;
@@ -187,10 +187,9 @@ pub(super) fn collect(ctx: &Context) -> (Vec<PythonEnv>, Vec<LibraryFile>) {
             if !seen.insert(real) {
                 continue;
             }
-            if let Some(env) = ctx.timed(
-                || format!("python: {site}"),
-                || scan_site(ctx, &kind, &site, &mut libs),
-            ) {
+            if let Some(env) = ctx.timed(format!("python: {site}"), || {
+                scan_site(ctx, &kind, &site, &mut libs)
+            }) {
                 envs.push(env);
             }
         }
@@ -281,40 +280,33 @@ fn scan_site(
         return None;
     }
     // Libraries shipped in nvidia-* wheels.
-    let mut wheel_libs = Vec::new();
-    let t = std::time::Instant::now();
-    for sub in list_names(host, &format!("{site}/nvidia"), EntryKind::Dir) {
-        let dir = format!("{site}/nvidia/{sub}/lib");
-        if let Ok(found) = scan_dir(host, &dir, "pip wheel", None) {
-            for mut f in found {
-                if let Some(w) = owning_wheel(&nvidia_wheels, &sub, &f.family) {
-                    f.version = Some(library_version(&f.family, &w.version));
-                    f.found_via = format!("pip {} {}", w.name, w.version);
+    let wheel_libs = ctx.timed(format!("python: {site}: nvidia wheel libraries"), || {
+        let mut wheel_libs = Vec::new();
+        for sub in list_names(host, &format!("{site}/nvidia"), EntryKind::Dir) {
+            let dir = format!("{site}/nvidia/{sub}/lib");
+            if let Ok(found) = scan_dir(host, &dir, "pip wheel", None) {
+                for mut f in found {
+                    if let Some(w) = owning_wheel(&nvidia_wheels, &sub, &f.family) {
+                        f.version = Some(library_version(&f.family, &w.version));
+                        f.found_via = format!("pip {} {}", w.name, w.version);
+                    }
+                    wheel_libs.push(f);
                 }
-                wheel_libs.push(f);
             }
         }
-    }
-    ctx.timings_push(
-        format!("python: {site}: nvidia wheel libraries"),
-        t.elapsed(),
-    );
-    let torch = ctx.timed(
-        || format!("python: {site}: torch"),
-        || {
-            has_torch
-                .then(|| torch(ctx, site, &dists, &wheel_libs))
-                .flatten()
-        },
-    );
-    let extensions = ctx.timed(
-        || format!("python: {site}: extensions"),
-        || extensions(host, site, &entries, &cuda_packages),
-    );
-    let frameworks = ctx.timed(
-        || format!("python: {site}: other frameworks"),
-        || frameworks(ctx, site, &dists, &wheel_libs),
-    );
+        wheel_libs
+    });
+    let torch = ctx.timed(format!("python: {site}: torch"), || {
+        has_torch
+            .then(|| torch(ctx, site, &dists, &wheel_libs))
+            .flatten()
+    });
+    let extensions = ctx.timed(format!("python: {site}: extensions"), || {
+        extensions(host, site, &entries, &cuda_packages)
+    });
+    let frameworks = ctx.timed(format!("python: {site}: other frameworks"), || {
+        frameworks(ctx, site, &dists, &wheel_libs)
+    });
     libs.extend(wheel_libs);
     Some(PythonEnv {
         site_packages: site.to_string(),

@@ -262,7 +262,8 @@ pub fn signature_matches(sig: &Signature, text: &str) -> bool {
         return text.to_lowercase().contains(&lit.to_lowercase());
     }
     if let Some(re) = &sig.regex {
-        return compile_signature_regex(re)
+        // the regex search runs, so examples check what search matches
+        return signature_search_regex(re)
             .map(|r| r.is_match(text.as_bytes()))
             .unwrap_or(false);
     }
@@ -353,6 +354,11 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
                     let msg = err.to_string().replace('\n', " ");
                     out.push(hard(format!(
                         "signature #{n} regex '{r}' does not compile: {msg}"
+                    )));
+                } else if let Err(err) = signature_search_regex(r) {
+                    let msg = err.to_string().replace('\n', " ");
+                    out.push(hard(format!(
+                        "signature #{n} regex '{r}' does not build for search: {msg}"
                     )));
                 }
             }
