@@ -11,7 +11,10 @@ pub mod host;
 pub mod parse;
 pub mod redact;
 
-pub use collect::{cuda_section, fingerprint, fingerprint_timed, shows_no_nvidia_gpu, Settings};
+pub use collect::{
+    cuda_section, fingerprint, fingerprint_timed, fingerprint_with_nvml, nvml_section,
+    shows_no_nvidia_gpu, Settings,
+};
 pub use fingerprint::Fingerprint;
 
 /// The C library's version (`gnu_get_libc_version`), or `None` when this

@@ -230,42 +230,91 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         )),
         None => Arc::new(args.machine.host_caching_in(false, elf_cache(&cfg.db))?),
     };
+    // NVML first, then let go of it. `nvmlInit` alone allocates about 13.5 MB and maps
+    // libnvidia-ml and libcuda (19 MB on an H200); a snapshot asks NVML once, for the
+    // fingerprint's section and the telemetry sample together, and shuts it down
+    // (the library unloaded) before it opens the history and the KB, reads the files
+    // and judges them, so that NVML's memory and gpukb's are never held at once.
+    // With --canary NVML stays open: the canary asks it which GPUs it may use.
+    let nvml_first = args.once
+        && args.machine.fingerprint.is_none()
+        && cfg.canary.is_none()
+        && matches!(host.mode(), gpukb_agent::host::Mode::Live);
+    let early = nvml_first.then(|| {
+        let mut sampler = gpukb_monitor::telemetry::NvmlSampler::open(cfg.nvml_deadline);
+        let telemetry = sampler.sample();
+        let nvml = gpukb_agent::nvml_section(host.clone(), &cfg.settings);
+        drop(sampler);
+        (telemetry, nvml)
+    });
+    if early.is_some() {
+        steps.done("NVML: facts and sample");
+    }
     let mut agent = Agent::open(cfg, host)?;
     steps.done("open history and KB");
     if !args.once {
         return daemon(args, &mut agent, out);
     }
-    // NVML first: its initialisation is reference-counted, so the stack
-    // snapshot's own nvmlInit/nvmlShutdown then cost next to nothing and the
-    // telemetry sample reuses the same session.
-    let mut sampler = agent.sampler();
-    steps.done("open NVML");
-    let snap = match &args.machine.fingerprint {
-        Some(path) => {
+    let (mut sampler, early) = match early {
+        Some((telemetry, nvml)) => (
+            gpukb_monitor::telemetry::NvmlSampler::unavailable(
+                "NVML was shut down after this snapshot's sample",
+            ),
+            Some((telemetry, nvml)),
+        ),
+        None => {
+            // NVML's initialisation is reference-counted: opened here, the stack
+            // snapshot's own nvmlInit/nvmlShutdown cost next to nothing and the
+            // telemetry sample reuses the same session.
+            let s = agent.sampler();
+            steps.done("open NVML");
+            (s, None)
+        }
+    };
+    let (snap, early_sample) = match (&args.machine.fingerprint, early) {
+        (Some(path), _) => {
             let fp = crate::machine::read_fingerprint(path)?;
             steps.done("read the fingerprint");
-            gpukb_monitor::snapshot::judge(
+            let snap = gpukb_monitor::snapshot::judge(
                 fp,
                 &args.machine.describe(),
                 Some(&agent.kb),
                 gpukb_monitor::time::now(),
-            )
+            );
+            (snap, None)
         }
-        None => {
-            let fp = gpukb_monitor::snapshot::observe(agent.host.clone(), &agent.cfg.settings);
+        (None, early) => {
+            let (sample, fp) = match early {
+                Some((telemetry, nvml)) => (
+                    Some(telemetry),
+                    gpukb_monitor::snapshot::observe_with_nvml(
+                        agent.host.clone(),
+                        &agent.cfg.settings,
+                        nvml,
+                    ),
+                ),
+                None => (
+                    None,
+                    gpukb_monitor::snapshot::observe(agent.host.clone(), &agent.cfg.settings),
+                ),
+            };
             steps.done("fingerprint (no cuInit)");
-            gpukb_monitor::snapshot::judge(
+            let snap = gpukb_monitor::snapshot::judge(
                 fp,
                 &agent.cfg.input,
                 Some(&agent.kb),
                 gpukb_monitor::time::now(),
-            )
+            );
+            (snap, sample)
         }
     };
     steps.done("diagnose");
     let pass = agent.record(snap)?;
     steps.done("store, compare, kernel log");
-    let telemetry = agent.sample(&mut sampler, Some(&pass.snapshot));
+    let telemetry = match early_sample {
+        Some(t) => agent.with_platform(t, Some(&pass.snapshot)),
+        None => agent.sample(&mut sampler, Some(&pass.snapshot)),
+    };
     let canary = agent.canary_pass(&mut sampler, Some(&pass.snapshot))?;
     let text = agent.exposition(
         Some(&pass.snapshot),

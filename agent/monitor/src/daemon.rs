@@ -319,7 +319,12 @@ impl Agent {
     /// One telemetry sample: NVML, and on a Jetson the sysfs readings (which
     /// stand in for the GPU when NVML has nothing, as before JetPack 7).
     pub fn sample(&self, sampler: &mut NvmlSampler, snap: Option<&Snapshot>) -> Telemetry {
-        let mut t = sampler.sample();
+        self.with_platform(sampler.sample(), snap)
+    }
+
+    /// Adds to an NVML sample what the platform gives besides NVML (a Jetson's
+    /// sysfs readings), as [`Agent::sample`] does.
+    pub fn with_platform(&self, mut t: Telemetry, snap: Option<&Snapshot>) -> Telemetry {
         if let Some(j) = snap.and_then(|s| s.fingerprint.jetson.value()) {
             let (gpu, extra) = crate::jetson::sample(&self.host, j);
             if t.gpus.is_err() {

@@ -8,7 +8,8 @@
 //! source of that version, and the snapshot asks libcuda for it.
 
 use gpukb_agent::host::Host;
-use gpukb_facts::Fingerprint;
+use gpukb_facts::fingerprint::NvmlFacts;
+use gpukb_facts::{Fingerprint, Observed};
 use gpukb_kb::diagnose::{CheckOutcome, Diagnosis};
 use std::sync::Arc;
 
@@ -35,11 +36,35 @@ pub fn take(
 /// says whether libcuda may be loaded at all (`cuda_api`); the first pass
 /// never loads it, the second only when NVML gave no driver facts.
 pub fn observe(host: Arc<Host>, settings: &gpukb_agent::Settings) -> Fingerprint {
-    let cheap = gpukb_agent::Settings {
+    let cheap = cheap(settings);
+    let fp = gpukb_agent::fingerprint(host.clone(), &cheap);
+    with_cuda_fallback(fp, host, settings)
+}
+
+/// [`observe`] with NVML's section asked before (`gpukb_agent::nvml_section`),
+/// so that NVML could be let go of first (`agent --once`).
+pub fn observe_with_nvml(
+    host: Arc<Host>,
+    settings: &gpukb_agent::Settings,
+    nvml: Observed<NvmlFacts>,
+) -> Fingerprint {
+    let fp = gpukb_agent::fingerprint_with_nvml(host.clone(), &cheap(settings), nvml);
+    with_cuda_fallback(fp, host, settings)
+}
+
+fn cheap(settings: &gpukb_agent::Settings) -> gpukb_agent::Settings {
+    gpukb_agent::Settings {
         cuda_api: false,
         ..settings.clone()
-    };
-    let mut fp = gpukb_agent::fingerprint(host.clone(), &cheap);
+    }
+}
+
+/// Asks libcuda for the driver's CUDA version only when NVML gave no answer.
+fn with_cuda_fallback(
+    mut fp: Fingerprint,
+    host: Arc<Host>,
+    settings: &gpukb_agent::Settings,
+) -> Fingerprint {
     if settings.cuda_api && !fp.nvml.is_found() {
         fp.cuda = gpukb_agent::cuda_section(host, settings);
     }

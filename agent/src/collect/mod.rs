@@ -140,6 +140,67 @@ pub fn fingerprint_timed(
     host: Arc<Host>,
     deadlines: &Settings,
 ) -> (Fingerprint, Vec<(String, Duration)>) {
+    observe_all(host, deadlines, None)
+}
+
+/// The NVML section alone, under the same deadline as in [`fingerprint`]
+/// (`Settings::nvml_api` off: unobservable, as there). With
+/// [`fingerprint_with_nvml`] a caller can ask NVML first and let go of it
+/// (`nvmlShutdown`, the library unloaded) before the rest is observed: the
+/// agent's `--once` does, so that NVML's own memory (about 19 MB on an H200,
+/// most of it one block allocated by `nvmlInit`) is not held while the files
+/// are read and the diagnosis is made.
+pub fn nvml_section(host: Arc<Host>, settings: &Settings) -> Observed<NvmlFacts> {
+    let source = || Source::Nvml {
+        call: "nvmlInit".into(),
+    };
+    let dl = settings.nvml;
+    let call_nvml = settings.nvml_api;
+    match with_deadline("NVML", dl + Duration::from_secs(1), move || {
+        Ok(Some(nvml_or_skip(&host, dl, call_nvml)))
+    }) {
+        Ok(Some(o)) => o,
+        Ok(None) => Observed::absent(source(), "no answer"),
+        Err(e) => observed_error(source(), e),
+    }
+}
+
+/// [`fingerprint`] with the NVML section observed before (by
+/// [`nvml_section`]); every other source is observed now.
+pub fn fingerprint_with_nvml(
+    host: Arc<Host>,
+    settings: &Settings,
+    nvml: Observed<NvmlFacts>,
+) -> Fingerprint {
+    observe_all(host, settings, Some(nvml)).0
+}
+
+fn nvml_or_skip(host: &Host, deadline: Duration, call_nvml: bool) -> Observed<NvmlFacts> {
+    if call_nvml {
+        nvml::collect(host, deadline)
+    } else {
+        Observed::unobservable(
+            Source::Nvml {
+                call: "nvmlInit".into(),
+            },
+            "NVML was not loaded (cheap facts only; `gpukb doctor` loads it)",
+        )
+    }
+}
+
+/// NVML's section: observed by the caller before, or being observed on its thread.
+enum Nvml {
+    Given(Observed<NvmlFacts>),
+    Asked(std::thread::JoinHandle<Result<Observed<NvmlFacts>, HostError>>),
+}
+
+/// Every source on its own thread under its deadline; NVML's answer is taken
+/// from `nvml` when the caller observed it already.
+fn observe_all(
+    host: Arc<Host>,
+    deadlines: &Settings,
+    nvml: Option<Observed<NvmlFacts>>,
+) -> (Fingerprint, Vec<(String, Duration)>) {
     let t0 = std::time::Instant::now();
     let ctx = Arc::new(Context {
         host,
@@ -149,22 +210,18 @@ pub fn fingerprint_timed(
     let d = deadlines.clone();
     let h_sys = spawn(&ctx, "host facts", d.files, system::collect);
     let h_drv = spawn(&ctx, "driver files", d.files, driver::collect_files);
-    let h_nvml = {
-        let host = ctx.host.clone();
-        let dl = d.nvml;
-        let call_nvml = d.nvml_api;
-        spawn(&ctx, "NVML", d.nvml + Duration::from_secs(1), move |_| {
-            if call_nvml {
-                nvml::collect(&host, dl)
-            } else {
-                Observed::unobservable(
-                    Source::Nvml {
-                        call: "nvmlInit".into(),
-                    },
-                    "NVML was not loaded (cheap facts only; `gpukb doctor` loads it)",
-                )
-            }
-        })
+    let h_nvml = match nvml {
+        Some(given) => Nvml::Given(given),
+        None => {
+            let host = ctx.host.clone();
+            let (dl, call_nvml) = (d.nvml, d.nvml_api);
+            Nvml::Asked(spawn(
+                &ctx,
+                "NVML",
+                d.nvml + Duration::from_secs(1),
+                move |_| nvml_or_skip(&host, dl, call_nvml),
+            ))
+        }
     };
     let h_cuda = {
         let host = ctx.host.clone();
@@ -196,14 +253,17 @@ pub fn fingerprint_timed(
 
     let timed_out = |what: &str, e: HostError| format!("{what}: {e}");
     let host_facts = join(h_sys, |e| system::failed(&e));
-    let nvml = join(h_nvml, |e| {
-        observed_error(
-            Source::Nvml {
-                call: "nvmlInit".into(),
-            },
-            e,
-        )
-    });
+    let nvml = match h_nvml {
+        Nvml::Given(n) => n,
+        Nvml::Asked(h) => join(h, |e| {
+            observed_error(
+                Source::Nvml {
+                    call: "nvmlInit".into(),
+                },
+                e,
+            )
+        }),
+    };
     let cuda = join(h_cuda, |e| {
         observed_error(
             Source::CudaDriver {
