@@ -243,7 +243,16 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let early = nvml_first.then(|| {
         let mut sampler = gpukb_monitor::telemetry::NvmlSampler::open(cfg.nvml_deadline);
         let telemetry = sampler.sample();
-        let nvml = gpukb_agent::nvml_section(host.clone(), &cfg.settings);
+        // A driver whose nvmlInit missed its deadline is not asked again now.
+        let nvml = match sampler.init_did_not_answer() {
+            Some(why) => gpukb_facts::Observed::failed(
+                gpukb_facts::fingerprint::Source::Nvml {
+                    call: "nvmlInit_v2".into(),
+                },
+                why,
+            ),
+            None => gpukb_agent::nvml_section(host.clone(), &cfg.settings),
+        };
         drop(sampler);
         (telemetry, nvml)
     });

@@ -55,3 +55,91 @@ fn a_driver_that_never_answers_is_a_failed_observation_and_gpukb_exits() {
         assert!(err.contains("did not answer within"), "{part}: {err}");
     }
 }
+
+/// The same wedged driver, noting each `nvmlInit_v2` in `$FAKE_NVML_LOG` first.
+const LOGGING_FAKE: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int nvmlInit_v2(void) {
+  FILE *f = fopen(getenv("FAKE_NVML_LOG"), "a");
+  if (f) { fputs("nvmlInit_v2\n", f); fclose(f); }
+  for (;;) pause();
+  return 0;
+}
+int cuInit(unsigned f) { (void)f; for (;;) pause(); return 0; }
+int cuDriverGetVersion(int *v) { (void)v; for (;;) pause(); return 0; }
+"#;
+
+/// `gpukb agent --once` on a wedged driver: NVML is asked once, under its
+/// deadline, and not again for the fingerprint (a call that missed its
+/// deadline is not retried until the next snapshot); the snapshot is still
+/// taken, judged and stored, and the textfile says why there is no telemetry
+/// instead of exporting zeros.
+#[test]
+fn agent_once_on_a_wedged_driver_still_takes_and_stores_its_snapshot() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("fake.c");
+    std::fs::write(&src, LOGGING_FAKE).unwrap();
+    for name in ["libnvidia-ml.so.1", "libcuda.so.1"] {
+        let st = Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(t.path().join(name))
+            .arg(&src)
+            .status()
+            .expect("a C compiler (CI installs one)");
+        assert!(st.success());
+    }
+    let (db, prom, log) = (
+        t.path().join("a.db"),
+        t.path().join("g.prom"),
+        t.path().join("nvml.log"),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpukb"))
+        .args([
+            "agent",
+            "--once",
+            "--kernel-log",
+            "off",
+            "--timeout",
+            "1",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("--textfile")
+        .arg(&prom)
+        .env("LD_LIBRARY_PATH", t.path())
+        .env("FAKE_NVML_LOG", &log)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang detector, not a speed assertion.
+    let mut waited = Duration::ZERO;
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            waited < Duration::from_secs(120),
+            "gpukb agent hung on a wedged driver"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        waited += Duration::from_millis(100);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 3)),
+        "a verdict, not trouble: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("snapshot @1"), "{stdout}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    openmetrics_parser::prometheus::parse_prometheus(&text).expect("valid exposition");
+    let why = text
+        .lines()
+        .find(|l| l.starts_with("gpukb_metric_supported{metric=\"telemetry\""))
+        .unwrap_or_else(|| panic!("no telemetry reason: {text}"));
+    assert!(why.contains("did not answer within"), "{why}");
+    assert!(!text.contains("gpukb_gpu_temp{"), "{text}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().count(), 1, "NVML asked again: {calls}");
+}

@@ -7,7 +7,7 @@
 //! [`Reading::Unsupported`] with the reason, never 0. Without NVML at all
 //! (no driver, a Jetson before JetPack 7) the whole sample is `Err(reason)`.
 
-use gpukb_agent::host::with_deadline;
+use gpukb_agent::host::{with_deadline, HostError};
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, TemperatureSensor};
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
@@ -135,6 +135,8 @@ pub struct Telemetry {
 /// An NVML handle kept open between samples.
 pub struct NvmlSampler {
     nvml: Result<Arc<Nvml>, String>,
+    /// Set when `nvmlInit` itself missed its deadline (a wedged driver).
+    init_timed_out: bool,
     deadline: Duration,
     /// GPU index → why it was marked unresponsive.
     unresponsive: BTreeMap<u32, String>,
@@ -157,7 +159,9 @@ impl NvmlSampler {
     /// Initialises NVML under `deadline`; failure is kept as the reason
     /// every sample reports.
     pub fn open(deadline: Duration) -> NvmlSampler {
-        let nvml = match with_deadline("nvmlInit", deadline, || Ok(Some(Nvml::init()))) {
+        let answer = with_deadline("nvmlInit", deadline, || Ok(Some(Nvml::init())));
+        let init_timed_out = matches!(answer, Err(HostError::Timeout { .. }));
+        let nvml = match answer {
             Ok(Some(Ok(n))) => Ok(Arc::new(n)),
             Ok(Some(Err(e))) => Err(format!("NVML: {}", why(&e))),
             Ok(None) => Err("NVML: no answer".into()),
@@ -165,6 +169,7 @@ impl NvmlSampler {
         };
         NvmlSampler {
             nvml,
+            init_timed_out,
             deadline,
             unresponsive: BTreeMap::new(),
             identity: BTreeMap::new(),
@@ -175,6 +180,7 @@ impl NvmlSampler {
     pub fn unavailable(reason: impl Into<String>) -> NvmlSampler {
         NvmlSampler {
             nvml: Err(reason.into()),
+            init_timed_out: false,
             deadline: Duration::from_secs(1),
             unresponsive: BTreeMap::new(),
             identity: BTreeMap::new(),
@@ -184,6 +190,16 @@ impl NvmlSampler {
     /// Whether NVML is held open.
     pub fn is_open(&self) -> bool {
         self.nvml.is_ok()
+    }
+
+    /// Why NVML is not open, when `nvmlInit` did not answer within the
+    /// deadline: the driver is wedged, and asking it again now (for the
+    /// snapshot) would only wait again.
+    pub fn init_did_not_answer(&self) -> Option<&str> {
+        match &self.nvml {
+            Err(why) if self.init_timed_out => Some(why),
+            _ => None,
+        }
     }
 
     /// Lets go of NVML (a driver upgrade waits for the module to unload).
