@@ -218,6 +218,81 @@ fn elf_cache(db: &std::path::Path) -> Option<PathBuf> {
     gpukb_monitor::paths::elf_cache_dir(&|k| std::env::var(k).ok(), db)
 }
 
+/// What `--once` asked NVML before anything else.
+struct NvmlFirst {
+    telemetry: gpukb_monitor::telemetry::Telemetry,
+    nvml: gpukb_facts::Observed<gpukb_facts::fingerprint::NvmlFacts>,
+}
+
+/// NVML first, then let go of it. `nvmlInit` alone allocates about 13.5 MB and
+/// maps libnvidia-ml and libcuda (19 MB on an H200): `--once` asks NVML once, for
+/// the telemetry sample and the fingerprint's section together, and shuts it
+/// down (the library unloaded) before it opens the history and the KB, reads the
+/// files and judges them, so that NVML's memory and gpukb's are never held at
+/// once. (With `--canary` NVML stays open: the canary asks it which GPUs it may
+/// use.) A driver whose `nvmlInit` missed its deadline is not asked again.
+fn ask_nvml_first(cfg: &Config, host: &Arc<gpukb_agent::host::Host>) -> NvmlFirst {
+    let mut sampler = gpukb_monitor::telemetry::NvmlSampler::open(cfg.nvml_deadline);
+    let telemetry = sampler.sample();
+    let nvml = match sampler.init_did_not_answer() {
+        Some(why) => gpukb_facts::Observed::failed(
+            gpukb_facts::fingerprint::Source::Nvml {
+                call: "nvmlInit_v2".into(),
+            },
+            why,
+        ),
+        None => gpukb_agent::nvml_section(host.clone(), &cfg.settings),
+    };
+    drop(sampler);
+    NvmlFirst { telemetry, nvml }
+}
+
+/// `--once`'s judged snapshot (of `--fingerprint FILE`, or observed now with
+/// what NVML said first), and the telemetry sample taken with NVML's answer.
+fn once_snapshot(
+    args: &AgentArgs,
+    agent: &Agent,
+    early: Option<NvmlFirst>,
+    steps: &mut crate::steps::Steps,
+) -> anyhow::Result<(
+    gpukb_monitor::snapshot::Snapshot,
+    Option<gpukb_monitor::telemetry::Telemetry>,
+)> {
+    if let Some(path) = &args.machine.fingerprint {
+        let fp = crate::machine::read_fingerprint(path)?;
+        steps.done("read the fingerprint");
+        let snap = gpukb_monitor::snapshot::judge(
+            fp,
+            &args.machine.describe(),
+            Some(&agent.kb),
+            gpukb_monitor::time::now(),
+        );
+        return Ok((snap, None));
+    }
+    let (fp, sample) = match early {
+        Some(NvmlFirst { telemetry, nvml }) => (
+            gpukb_monitor::snapshot::observe_with_nvml(
+                agent.host.clone(),
+                &agent.cfg.settings,
+                nvml,
+            ),
+            Some(telemetry),
+        ),
+        None => (
+            gpukb_monitor::snapshot::observe(agent.host.clone(), &agent.cfg.settings),
+            None,
+        ),
+    };
+    steps.done("fingerprint (no cuInit)");
+    let snap = gpukb_monitor::snapshot::judge(
+        fp,
+        &agent.cfg.input,
+        Some(&agent.kb),
+        gpukb_monitor::time::now(),
+    );
+    Ok((snap, sample))
+}
+
 pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if args.canary_child {
         return canary_child(out);
@@ -230,32 +305,11 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         )),
         None => Arc::new(args.machine.host_caching_in(false, elf_cache(&cfg.db))?),
     };
-    // NVML first, then let go of it. `nvmlInit` alone allocates about 13.5 MB and maps
-    // libnvidia-ml and libcuda (19 MB on an H200); a snapshot asks NVML once, for the
-    // fingerprint's section and the telemetry sample together, and shuts it down
-    // (the library unloaded) before it opens the history and the KB, reads the files
-    // and judges them, so that NVML's memory and gpukb's are never held at once.
-    // With --canary NVML stays open: the canary asks it which GPUs it may use.
     let nvml_first = args.once
         && args.machine.fingerprint.is_none()
         && cfg.canary.is_none()
         && matches!(host.mode(), gpukb_agent::host::Mode::Live);
-    let early = nvml_first.then(|| {
-        let mut sampler = gpukb_monitor::telemetry::NvmlSampler::open(cfg.nvml_deadline);
-        let telemetry = sampler.sample();
-        // A driver whose nvmlInit missed its deadline is not asked again now.
-        let nvml = match sampler.init_did_not_answer() {
-            Some(why) => gpukb_facts::Observed::failed(
-                gpukb_facts::fingerprint::Source::Nvml {
-                    call: "nvmlInit_v2".into(),
-                },
-                why,
-            ),
-            None => gpukb_agent::nvml_section(host.clone(), &cfg.settings),
-        };
-        drop(sampler);
-        (telemetry, nvml)
-    });
+    let early = nvml_first.then(|| ask_nvml_first(&cfg, &host));
     if early.is_some() {
         steps.done("NVML: facts and sample");
     }
@@ -264,12 +318,9 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if !args.once {
         return daemon(args, &mut agent, out);
     }
-    let (mut sampler, early) = match early {
-        Some((telemetry, nvml)) => (
-            gpukb_monitor::telemetry::NvmlSampler::unavailable(
-                "NVML was shut down after this snapshot's sample",
-            ),
-            Some((telemetry, nvml)),
+    let mut sampler = match &early {
+        Some(_) => gpukb_monitor::telemetry::NvmlSampler::unavailable(
+            "NVML was shut down after this snapshot's sample",
         ),
         None => {
             // NVML's initialisation is reference-counted: opened here, the stack
@@ -277,46 +328,10 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             // telemetry sample reuses the same session.
             let s = agent.sampler();
             steps.done("open NVML");
-            (s, None)
+            s
         }
     };
-    let (snap, early_sample) = match (&args.machine.fingerprint, early) {
-        (Some(path), _) => {
-            let fp = crate::machine::read_fingerprint(path)?;
-            steps.done("read the fingerprint");
-            let snap = gpukb_monitor::snapshot::judge(
-                fp,
-                &args.machine.describe(),
-                Some(&agent.kb),
-                gpukb_monitor::time::now(),
-            );
-            (snap, None)
-        }
-        (None, early) => {
-            let (sample, fp) = match early {
-                Some((telemetry, nvml)) => (
-                    Some(telemetry),
-                    gpukb_monitor::snapshot::observe_with_nvml(
-                        agent.host.clone(),
-                        &agent.cfg.settings,
-                        nvml,
-                    ),
-                ),
-                None => (
-                    None,
-                    gpukb_monitor::snapshot::observe(agent.host.clone(), &agent.cfg.settings),
-                ),
-            };
-            steps.done("fingerprint (no cuInit)");
-            let snap = gpukb_monitor::snapshot::judge(
-                fp,
-                &agent.cfg.input,
-                Some(&agent.kb),
-                gpukb_monitor::time::now(),
-            );
-            (snap, sample)
-        }
-    };
+    let (snap, early_sample) = once_snapshot(args, &agent, early, &mut steps)?;
     steps.done("diagnose");
     let pass = agent.record(snap)?;
     steps.done("store, compare, kernel log");
