@@ -13,7 +13,7 @@ pub mod redact;
 
 pub use collect::{
     cuda_section, fingerprint, fingerprint_timed, fingerprint_with_nvml, nvml_section,
-    shows_no_nvidia_gpu, Settings,
+    shows_no_nvidia_gpu, Settings, Timing,
 };
 pub use fingerprint::Fingerprint;
 

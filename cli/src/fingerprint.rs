@@ -36,8 +36,15 @@ pub fn run(args: &FingerprintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCo
     };
     let (fp, timings) = gpukb_agent::fingerprint_timed(host, &settings);
     if args.timings {
-        for (name, t) in &timings {
-            eprintln!("gpukb: {name:<22} {:7.1} ms", t.as_secs_f64() * 1000.0);
+        for t in &timings {
+            let cpu = t.cpu.map_or(String::new(), |c| {
+                format!("  {:7.1} ms CPU", c.as_secs_f64() * 1000.0)
+            });
+            eprintln!(
+                "gpukb: {:<22} {:7.1} ms{cpu}",
+                t.what,
+                t.wall.as_secs_f64() * 1000.0
+            );
         }
     }
     if args.json {

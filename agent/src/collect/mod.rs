@@ -58,7 +58,7 @@ impl Default for Settings {
 pub(crate) struct Context {
     pub host: Arc<Host>,
     /// How long each source took on its own thread.
-    timings: std::sync::Mutex<Vec<(String, Duration)>>,
+    timings: std::sync::Mutex<Vec<Timing>>,
     ld_cache: OnceLock<Result<Option<Vec<CacheEntry>>, HostError>>,
 }
 
@@ -66,12 +66,11 @@ impl Context {
     /// Runs `f` and records how long it took as `what` (a part of a section, for
     /// `gpukb fingerprint --timings`).
     pub fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
-        let t = std::time::Instant::now();
-        let v = f();
+        let (v, t) = Timing::of(format!("  {what}"), f);
         self.timings
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((format!("  {what}"), t.elapsed()));
+            .push(t);
         v
     }
 
@@ -92,6 +91,40 @@ impl Context {
     }
 }
 
+/// How long one source took: wall time on its thread, and that thread's CPU
+/// time (user+sys) where the platform gives it (`None` for the total, whose
+/// work is spread over threads).
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub what: String,
+    pub wall: Duration,
+    pub cpu: Option<Duration>,
+}
+
+impl Timing {
+    fn of<T>(what: String, f: impl FnOnce() -> T) -> (T, Timing) {
+        let (t, c) = (std::time::Instant::now(), thread_cpu());
+        let v = f();
+        let cpu = match (c, thread_cpu()) {
+            (Some(a), Some(b)) => b.checked_sub(a),
+            _ => None,
+        };
+        let wall = t.elapsed();
+        (v, Timing { what, wall, cpu })
+    }
+}
+
+/// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a pointer to a timespec the call fills.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
 fn spawn<T: Send + 'static>(
     ctx: &Arc<Context>,
     what: &str,
@@ -103,12 +136,11 @@ fn spawn<T: Send + 'static>(
     std::thread::spawn(move || {
         let name = what.clone();
         with_deadline(&what, deadline, move || {
-            let t = std::time::Instant::now();
-            let v = f(&ctx);
+            let (v, t) = Timing::of(name, || f(&ctx));
             ctx.timings
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push((name, t.elapsed()));
+                .push(t);
             Ok(Some(v))
         })
         .map(|v| v.expect("Some"))
@@ -136,10 +168,7 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Settings) -> Fingerprint {
 
 /// Like [`fingerprint`], also returning how long each source took (wall time
 /// from the start until that source was joined).
-pub fn fingerprint_timed(
-    host: Arc<Host>,
-    deadlines: &Settings,
-) -> (Fingerprint, Vec<(String, Duration)>) {
+pub fn fingerprint_timed(host: Arc<Host>, deadlines: &Settings) -> (Fingerprint, Vec<Timing>) {
     observe_all(host, deadlines, None)
 }
 
@@ -200,7 +229,7 @@ fn observe_all(
     host: Arc<Host>,
     deadlines: &Settings,
     nvml: Option<Observed<NvmlFacts>>,
-) -> (Fingerprint, Vec<(String, Duration)>) {
+) -> (Fingerprint, Vec<Timing>) {
     let t0 = std::time::Instant::now();
     let ctx = Arc::new(Context {
         host,
@@ -329,7 +358,11 @@ fn observe_all(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    timings.push(("total".into(), t0.elapsed()));
+    timings.push(Timing {
+        what: "total".into(),
+        wall: t0.elapsed(),
+        cpu: None,
+    });
     (fp, timings)
 }
 
