@@ -169,7 +169,8 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Settings) -> Fingerprint {
 /// Like [`fingerprint`], also returning how long each source took (wall time
 /// from the start until that source was joined).
 pub fn fingerprint_timed(host: Arc<Host>, deadlines: &Settings) -> (Fingerprint, Vec<Timing>) {
-    observe_all(host, deadlines, None)
+    host.clone()
+        .observing(|| observe_all(host, deadlines, None))
 }
 
 /// The NVML section alone, under the same deadline as in [`fingerprint`]
@@ -201,7 +202,9 @@ pub fn fingerprint_with_nvml(
     settings: &Settings,
     nvml: Observed<NvmlFacts>,
 ) -> Fingerprint {
-    observe_all(host, settings, Some(nvml)).0
+    host.clone()
+        .observing(|| observe_all(host, settings, Some(nvml)))
+        .0
 }
 
 fn nvml_or_skip(host: &Host, deadline: Duration, call_nvml: bool) -> Observed<NvmlFacts> {

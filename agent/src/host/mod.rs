@@ -136,6 +136,9 @@ pub struct Host {
     replay: Option<Journal>,
     recorder: Option<Mutex<capture::Recorder>>,
     elf_cache: Option<PathBuf>,
+    /// Path prefixes already found to be no symlink, during one observation
+    /// ([`Host::observing`]); `None` outside one.
+    resolved: Mutex<Option<paths::Verified>>,
 }
 
 impl Host {
@@ -153,6 +156,7 @@ impl Host {
             replay: None,
             recorder: None,
             elf_cache: opts.elf_cache,
+            resolved: Mutex::new(None),
         }
     }
 
@@ -166,6 +170,7 @@ impl Host {
             replay: None,
             recorder: None,
             elf_cache: None,
+            resolved: Mutex::new(None),
         }
     }
 
@@ -181,6 +186,7 @@ impl Host {
             replay: Some(journal),
             recorder: None,
             elf_cache: None,
+            resolved: Mutex::new(None),
         })
     }
 
@@ -192,6 +198,21 @@ impl Host {
 
     pub fn mode(&self) -> &Mode {
         &self.mode
+    }
+
+    /// Runs `f` as one observation of the machine: within it, a path prefix
+    /// found to be a plain directory (no symlink) is not `lstat`ed again by
+    /// [`Host::canonicalize`] (hundreds of library paths share a few
+    /// directories). Outside it every resolution asks the filesystem.
+    pub fn observing<T>(&self, f: impl FnOnce() -> T) -> T {
+        *self.resolved.lock().unwrap_or_else(|p| p.into_inner()) = Some(Default::default());
+        let v = f();
+        *self.resolved.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        v
+    }
+
+    fn resolve(&self, path: &str) -> Result<Option<String>, HostError> {
+        paths::resolve_remembering(&self.root, path, &self.resolved)
     }
 
     /// The directory files are read under.
@@ -265,7 +286,7 @@ impl Host {
                 Recorded::into_result,
             );
         }
-        let out = paths::resolve(&self.root, path);
+        let out = self.resolve(path);
         self.record(|r| {
             r.canon
                 .insert(path.to_string(), Recorded::from_result(&out));
@@ -300,7 +321,7 @@ impl Host {
     }
 
     fn elf_real(&self, path: &str) -> Result<Option<crate::elf::ElfInfo>, HostError> {
-        let Some(real) = paths::resolve(&self.root, path)? else {
+        let Some(real) = self.resolve(path)? else {
             return Ok(None);
         };
         let full = paths::under_root(&self.root, &real);

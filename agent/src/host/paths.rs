@@ -3,7 +3,12 @@
 #![allow(clippy::disallowed_methods)] // part of the host seam
 
 use super::HostError;
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+/// Machine paths known to exist and not to be symlinks.
+pub(super) type Verified = HashSet<String>;
 
 /// The real location of machine path `path` under `root`.
 pub(super) fn under_root(root: &Path, path: &str) -> PathBuf {
@@ -18,6 +23,28 @@ pub(super) fn under_root(root: &Path, path: &str) -> PathBuf {
 /// Resolves every symlink in `path` as the machine would see it, keeping
 /// absolute targets inside `root`. `Ok(None)` when some component is absent.
 pub(super) fn resolve(root: &Path, path: &str) -> Result<Option<String>, HostError> {
+    resolve_remembering(root, path, &Mutex::new(None))
+}
+
+/// [`resolve`], skipping the `lstat` of a prefix found before to exist and not
+/// to be a symlink, and remembering those it finds, while `verified` holds a set.
+pub(super) fn resolve_remembering(
+    root: &Path,
+    path: &str,
+    verified: &Mutex<Option<Verified>>,
+) -> Result<Option<String>, HostError> {
+    let known = |p: &str| {
+        verified
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|v| v.contains(p))
+    };
+    let remember = |p: String| {
+        if let Some(v) = verified.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            v.insert(p);
+        }
+    };
     let mut done: Vec<String> = Vec::new();
     let mut todo: Vec<String> = split(path).into_iter().rev().collect();
     let mut hops = 0;
@@ -32,6 +59,9 @@ pub(super) fn resolve(root: &Path, path: &str) -> Result<Option<String>, HostErr
         }
         done.push(part);
         let here = format!("/{}", done.join("/"));
+        if known(&here) {
+            continue;
+        }
         let full = under_root(root, &here);
         match std::fs::symlink_metadata(&full) {
             Err(e)
@@ -69,7 +99,7 @@ pub(super) fn resolve(root: &Path, path: &str) -> Result<Option<String>, HostErr
                     todo.push(p);
                 }
             }
-            Ok(_) => {}
+            Ok(_) => remember(here),
         }
     }
     Ok(Some(format!("/{}", done.join("/"))))
@@ -115,5 +145,57 @@ mod tests {
         std::os::unix::fs::symlink("/b", t.path().join("a")).unwrap();
         std::os::unix::fs::symlink("/a", t.path().join("b")).unwrap();
         assert!(resolve(t.path(), "/a").is_err());
+    }
+
+    /// Within one observation the resolver remembers plain prefixes: it gives
+    /// the answers the plain resolver gives, for paths through links (relative,
+    /// absolute, chained), `..` and absent files, in any order, and it never
+    /// remembers a symlink (a link's target is always read).
+    #[test]
+    fn remembered_prefixes_give_the_same_answers() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("usr/local/cuda-13.0/lib64")).unwrap();
+        std::fs::create_dir_all(root.join("opt/a/b")).unwrap();
+        std::fs::write(
+            root.join("usr/local/cuda-13.0/lib64/libcublas.so.13.1.0"),
+            b"x",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            "libcublas.so.13.1.0",
+            root.join("usr/local/cuda-13.0/lib64/libcublas.so.13"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("cuda-13.0", root.join("usr/local/cuda")).unwrap();
+        std::os::unix::fs::symlink("/usr/local/cuda", root.join("usr/local/cuda-13")).unwrap();
+        std::os::unix::fs::symlink("../../usr/local/cuda/lib64", root.join("opt/a/lib")).unwrap();
+        let paths = [
+            "/usr/local/cuda/lib64/libcublas.so.13",
+            "/usr/local/cuda-13/lib64/libcublas.so.13",
+            "/usr/local/cuda-13.0/lib64/libcublas.so.13",
+            "/opt/a/lib/libcublas.so.13",
+            "/opt/a/b/../lib/libcublas.so.13.1.0",
+            "/usr/local/cuda/lib64/missing.so.1",
+            "/usr/local/cuda-13.0/lib64/libcublas.so.13",
+        ];
+        let memo = Mutex::new(Some(Verified::new()));
+        for p in paths {
+            assert_eq!(
+                resolve_remembering(root, p, &memo).unwrap(),
+                resolve(root, p).unwrap(),
+                "{p}"
+            );
+        }
+        let known = memo.lock().unwrap().clone().unwrap();
+        assert!(known.contains("/usr/local/cuda-13.0/lib64"), "{known:?}");
+        for link in [
+            "/usr/local/cuda",
+            "/usr/local/cuda-13",
+            "/opt/a/lib",
+            "/usr/local/cuda-13.0/lib64/libcublas.so.13",
+        ] {
+            assert!(!known.contains(link), "{link} is a symlink: {known:?}");
+        }
     }
 }
