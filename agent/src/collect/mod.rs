@@ -166,8 +166,8 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Settings) -> Fingerprint {
     fingerprint_timed(host, deadlines).0
 }
 
-/// Like [`fingerprint`], also returning how long each source took (wall time
-/// from the start until that source was joined).
+/// Like [`fingerprint`], also returning how long each source took (its wall
+/// and thread CPU time; the last entry is the whole observation's wall time).
 pub fn fingerprint_timed(host: Arc<Host>, deadlines: &Settings) -> (Fingerprint, Vec<Timing>) {
     host.clone()
         .observing(|| observe_all(host, deadlines, None))
@@ -190,7 +190,7 @@ pub fn nvml_section(host: Arc<Host>, settings: &Settings) -> Observed<NvmlFacts>
         Ok(Some(nvml_or_skip(&host, dl, call_nvml)))
     }) {
         Ok(Some(o)) => o,
-        Ok(None) => Observed::absent(source(), "no answer"),
+        Ok(None) => Observed::failed(source(), "no answer"),
         Err(e) => observed_error(source(), e),
     }
 }

@@ -205,10 +205,16 @@ impl Host {
     /// [`Host::canonicalize`] (hundreds of library paths share a few
     /// directories). Outside it every resolution asks the filesystem.
     pub fn observing<T>(&self, f: impl FnOnce() -> T) -> T {
+        /// Forgets what was remembered when the observation ends, even by a panic.
+        struct Forget<'a>(&'a Mutex<Option<paths::Verified>>);
+        impl Drop for Forget<'_> {
+            fn drop(&mut self) {
+                *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            }
+        }
         *self.resolved.lock().unwrap_or_else(|p| p.into_inner()) = Some(Default::default());
-        let v = f();
-        *self.resolved.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        v
+        let _forget = Forget(&self.resolved);
+        f()
     }
 
     fn resolve(&self, path: &str) -> Result<Option<String>, HostError> {
