@@ -5,6 +5,8 @@
 //! (never 0).
 #![allow(clippy::disallowed_methods)] // builds a fake driver and runs the binary
 
+mod support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -30,15 +32,7 @@ int nvmlDeviceGetName(dev d, char *buf, unsigned n) { (void)d; strncpy(buf, "Fak
 #[test]
 fn a_gpu_that_never_answers_is_marked_unresponsive_and_the_rest_is_exported() {
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("fake.c");
-    std::fs::write(&src, FAKE).unwrap();
-    let st = Command::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(t.path().join("libnvidia-ml.so.1"))
-        .arg(&src)
-        .status()
-        .expect("a C compiler (CI installs one)");
-    assert!(st.success());
+    support::fake_driver_libs(t.path(), FAKE, &["libnvidia-ml.so.1"]);
     let prom = t.path().join("g.prom");
     let start = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_gpukb"))
@@ -116,15 +110,7 @@ int nvmlDeviceGetName(dev d, char *buf, unsigned n) { (void)d; strncpy(buf, "Fak
 #[test]
 fn once_lets_go_of_nvml_before_it_opens_the_history() {
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("fake.c");
-    std::fs::write(&src, LOGGING).unwrap();
-    let st = Command::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(t.path().join("libnvidia-ml.so.1"))
-        .arg(&src)
-        .status()
-        .expect("a C compiler (CI installs one)");
-    assert!(st.success());
+    support::fake_driver_libs(t.path(), LOGGING, &["libnvidia-ml.so.1"]);
     let (db, log, prom) = (
         t.path().join("a.db"),
         t.path().join("nvml.log"),

@@ -4,8 +4,9 @@
 //! NVML and the CUDA driver API reported as failed ("did not answer within").
 #![allow(clippy::disallowed_methods)] // builds a fake driver and runs the binary
 
+mod support;
+
 use std::process::Command;
-use std::time::Duration;
 
 const FAKE: &str = r#"
 #include <unistd.h>
@@ -19,34 +20,14 @@ int cuDriverGetVersion(int *v) { (void)v; for (;;) pause(); return 0; }
 #[test]
 fn a_driver_that_never_answers_is_a_failed_observation_and_gpukb_exits() {
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("fake.c");
-    std::fs::write(&src, FAKE).unwrap();
-    for name in ["libnvidia-ml.so.1", "libcuda.so.1"] {
-        let st = Command::new("cc")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(t.path().join(name))
-            .arg(&src)
-            .status()
-            .expect("a C compiler (CI installs one)");
-        assert!(st.success());
-    }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpukb"))
+    support::fake_driver_libs(t.path(), FAKE, &["libnvidia-ml.so.1", "libcuda.so.1"]);
+    let child = Command::new(env!("CARGO_BIN_EXE_gpukb"))
         .args(["fingerprint", "--json", "--timeout", "1"])
         .env("LD_LIBRARY_PATH", t.path())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // A hang detector, not a speed assertion: the deadlines are a few seconds.
-    let mut waited = Duration::ZERO;
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            waited < Duration::from_secs(120),
-            "gpukb hung on a wedged driver"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-        waited += Duration::from_millis(100);
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = support::wait_bounded(child, "fingerprint on a wedged driver");
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for part in ["nvml", "cuda"] {
@@ -79,23 +60,17 @@ int cuDriverGetVersion(int *v) { (void)v; for (;;) pause(); return 0; }
 #[test]
 fn agent_once_on_a_wedged_driver_still_takes_and_stores_its_snapshot() {
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("fake.c");
-    std::fs::write(&src, LOGGING_FAKE).unwrap();
-    for name in ["libnvidia-ml.so.1", "libcuda.so.1"] {
-        let st = Command::new("cc")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(t.path().join(name))
-            .arg(&src)
-            .status()
-            .expect("a C compiler (CI installs one)");
-        assert!(st.success());
-    }
+    support::fake_driver_libs(
+        t.path(),
+        LOGGING_FAKE,
+        &["libnvidia-ml.so.1", "libcuda.so.1"],
+    );
     let (db, prom, log) = (
         t.path().join("a.db"),
         t.path().join("g.prom"),
         t.path().join("nvml.log"),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpukb"))
+    let child = Command::new(env!("CARGO_BIN_EXE_gpukb"))
         .args([
             "agent",
             "--once",
@@ -114,17 +89,7 @@ fn agent_once_on_a_wedged_driver_still_takes_and_stores_its_snapshot() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // A hang detector, not a speed assertion.
-    let mut waited = Duration::ZERO;
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            waited < Duration::from_secs(120),
-            "gpukb agent hung on a wedged driver"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-        waited += Duration::from_millis(100);
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = support::wait_bounded(child, "agent --once on a wedged driver");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         matches!(out.status.code(), Some(0 | 1 | 3)),
