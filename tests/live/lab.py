@@ -187,7 +187,7 @@ def step_nccl(torch):
     os.close(fd)
     os.unlink(path)
     dist.init_process_group("nccl", init_method="file://" + path, rank=0, world_size=1,
-                            timeout=datetime.timedelta(seconds=60))
+                            timeout=datetime.timedelta(seconds=30))
     try:
         t = torch.ones(4, device="cuda")
         dist.all_reduce(t)
@@ -235,7 +235,7 @@ def step_ext(torch):
     with open(os.path.join(d, "lab_ext.cu"), "w") as f:
         f.write(EXT_CU)
     p = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=d,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=45)
     text = (p.stdout + p.stderr).rstrip()
     if p.returncode != 0:
         raise ExtBuildFailed(text)

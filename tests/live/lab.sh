@@ -37,7 +37,7 @@ helper() { env -u LD_PRELOAD LD_LIBRARY_PATH="$BASE_LLP" "$PY" "$HERE/lab.py" "$
     nvidia-smi -L 2>&1; nvidia-smi --query-gpu=driver_version,mig.mode.current --format=csv 2>&1
     env | grep -E '^(LD_LIBRARY_PATH|LD_PRELOAD|CUDA_|NCCL_|TORCH_|PATH)=' | sort
     echo "--- copies of the libraries on this machine"
-    timeout 15 find / -xdev \( -path /proc -o -path /sys \) -prune -o \
+    timeout 10 find / -xdev \( -path /proc -o -path /sys \) -prune -o \
         \( -name 'libcudnn.so.9*' -o -name 'libnccl.so.2*' -o -name 'libcublas.so.1*' \
            -o -name 'libcublasLt.so.1*' -o -name 'libcuda.so*' -o -name nvcc -o -name 'version.json' -path '*cuda*' \) \
         -print 2>/dev/null | sort | head -80
@@ -146,14 +146,14 @@ run_case() {
     if [ "$mode" = bin ]; then
         env "$@" timeout -k 5 60 "$LAB/k_sm80" > "$d/program.out" 2>&1; echo $? > "$d/program.rc"
     else
-        env "$@" LD_DEBUG=libs LD_DEBUG_OUTPUT="$d/lddebug.raw" timeout -k 5 90 "$PY" "$HERE/lab.py" run --mode "$mode" \
+        env "$@" LD_DEBUG=libs LD_DEBUG_OUTPUT="$d/lddebug.raw" timeout -k 5 60 "$PY" "$HERE/lab.py" run --mode "$mode" \
             > "$d/program.out" 2>&1; echo $? > "$d/program.rc"
         helper lddebug "$d"
     fi
     echo "$(date +%s.%N) $t0" | awk '{printf "%.2f\n", $1-$2}' > "$d/program.seconds"
-    env "$@" timeout -k 5 60 "$G" fingerprint --json > "$d/fingerprint.json" 2> "$d/fingerprint.err"; echo $? > "$d/fingerprint.rc"
-    env "$@" timeout -k 5 60 "$G" doctor --color never > "$d/doctor.txt" 2>&1; echo $? > "$d/doctor.rc"
-    env "$@" timeout -k 5 60 "$G" doctor --json > "$d/doctor.json" 2> "$d/doctor.err"
+    env "$@" timeout -k 5 20 "$G" fingerprint --json > "$d/fingerprint.json" 2> "$d/fingerprint.err"; echo $? > "$d/fingerprint.rc"
+    env "$@" timeout -k 5 20 "$G" doctor --color never > "$d/doctor.txt" 2>&1; echo $? > "$d/doctor.rc"
+    env "$@" timeout -k 5 20 "$G" doctor --json > "$d/doctor.json" 2> "$d/doctor.err"
     local torch_file
     torch_file=$("$PY" - "$d/program.out" <<'EOF'
 import json,sys
@@ -165,15 +165,15 @@ EOF
     helper predicted "$d/fingerprint.json" "${torch_file:-}" > "$d/predicted.json" 2> "$d/predicted.err"
     helper search-text "$d" > "$d/error.txt"
     if [ -s "$d/error.txt" ]; then
-        env "$@" timeout -k 5 60 "$G" search --color never -- "$(cat "$d/error.txt")" > "$d/search.txt" 2>&1
-        env "$@" timeout -k 5 60 "$G" search --json -- "$(cat "$d/error.txt")" > "$d/search.json" 2> "$d/search.err"
-        env "$@" timeout -k 5 60 "$G" search --no-detect --json -- "$(cat "$d/error.txt")" > "$d/search-text-only.json" 2>&1
+        env "$@" timeout -k 5 20 "$G" search --color never -- "$(cat "$d/error.txt")" > "$d/search.txt" 2>&1
+        env "$@" timeout -k 5 20 "$G" search --json -- "$(cat "$d/error.txt")" > "$d/search.json" 2> "$d/search.err"
+        env "$@" timeout -k 5 20 "$G" search --no-detect --json -- "$(cat "$d/error.txt")" > "$d/search-text-only.json" 2>&1
     fi
     helper trim "$d"
 }
 
 # ------------------------------------------------------------------ the cases
-ALL_CASES="healthy cudnn_system_llp nccl_shadow_llp cublas_toolkit_llp stub_libcuda_llp preload_nccl preload_cudnn cvd_empty cvd_out_of_range cvd_bogus_uuid nvcc_sm80_binary oom device_assert cuda_home_other_toolkit cuda_home_alternatives_chain"
+ALL_CASES="healthy cudnn_system_llp stub_libcuda_llp cvd_bogus_uuid nccl_shadow_llp cublas_toolkit_llp preload_nccl preload_cudnn cvd_empty cvd_out_of_range nvcc_sm80_binary oom device_assert cuda_home_other_toolkit cuda_home_alternatives_chain"
 CASES=${*:-$ALL_CASES}
 SHADOW="library_shadowed_by_ld_library_path,*shadow*,*preload*"
 CVD="cuda_visible_devices_hides_gpus"
@@ -213,7 +213,7 @@ done
 # ------------------------------------------------------------------ doctor's time next to nvidia-smi -q's
 {
     for i in 1 2 3; do
-        s=$(date +%s.%N); timeout -k 5 60 "$G" doctor > /dev/null 2>&1; e=$(date +%s.%N)
+        s=$(date +%s.%N); timeout -k 5 20 "$G" doctor > /dev/null 2>&1; e=$(date +%s.%N)
         echo "doctor $(echo "$e $s" | awk '{printf "%.3f", $1-$2}')"
     done
     for i in 1 2 3; do
