@@ -66,6 +66,15 @@ def real_libs(rec):
     return out
 
 
+def same_copy(predicted, mapped):
+    """agree: the process mapped exactly the predicted file; else why not."""
+    if mapped == [predicted]:
+        return "agree"
+    if predicted in mapped:
+        return f"DISAGREE ({len(mapped)} copies mapped)"
+    return "DISAGREE"
+
+
 def compare_loads(rec, pred):
     """Rows (soname, status, gpukb, real) and whether they all pass."""
     if rec is None:
@@ -80,22 +89,24 @@ def compare_loads(rec, pred):
         if so not in real:
             rows.append((so, "predicted, not loaded", g, "-"))
             continue
-        same = ld.get("realpath") in real[so]
-        ok &= same
-        rows.append((so, "agree" if same else "DISAGREE", g, ", ".join(real[so])))
+        status = same_copy(ld.get("realpath"), real[so])
+        ok &= status == "agree"
+        rows.append((so, status, g, ", ".join(real[so])))
     lc = (pred or {}).get("libcuda")
     if "libcuda.so.1" in real and "libcuda.so.1" not in predicted:
         predicted.add("libcuda.so.1")
         if lc:
-            same = lc.get("realpath") in real["libcuda.so.1"]
-            ok &= same
+            status = same_copy(lc.get("realpath"), real["libcuda.so.1"])
+            ok &= status == "agree"
             g = f"{lc.get('path')} -> {lc.get('realpath')} ({lc.get('from')})"
-            rows.append(("libcuda.so.1", "agree" if same else "DISAGREE", g,
-                         ", ".join(real["libcuda.so.1"])))
+            rows.append(("libcuda.so.1", status, g, ", ".join(real["libcuda.so.1"])))
+    site = ((pred or {}).get("site_packages") or "/nonexistent").rstrip("/") + "/"
     for so in sorted(real):
         if so not in predicted and TRACKED.match(so):
             ok = False
-            rows.append((so, "NOT PREDICTED", "-", ", ".join(real[so])))
+            outside = any(not (p or "").startswith(site) for p in real[so])
+            rows.append((so, "NOT PREDICTED" + (" (outside site-packages)" if outside else ""),
+                         "-", ", ".join(real[so])))
     return rows, ok
 
 
@@ -105,14 +116,18 @@ def matches(finding, case):
     return bool(set(finding.get("kb_entries") or []) & set(case["expect_kb"]))
 
 
-def judge_doctor(doc, case):
-    """(right, cell text)."""
+def judge_doctor(doc, case, process_failed):
+    """(right, cell text). `process` expectations follow the real process: a cause when it
+    failed, none when it ran."""
     if not doc or "findings" not in doc:
         return False, "no doctor output"
     findings = doc.get("findings") or []
     roots = [f for f in findings if f.get("root_cause") and f.get("severity") in ("failure", "warning")]
     verdict = doc.get("verdict")
-    if case["doctor_expect"] == "healthy":
+    expect = case["doctor_expect"]
+    if expect == "process":
+        expect = "cause" if process_failed else "healthy"
+    if expect == "healthy":
         bad = [f for f in findings if f.get("severity") == "failure"]
         if bad:
             return False, f"wrong: {verdict}, blames `{bad[0].get('check')}`"
@@ -148,6 +163,24 @@ def judge_search(s, case):
             if top else "wrong: no result")
     ruled = [i for i in ruled_out_ids(s) if i in case["expect_kb"]]
     return right, cell, (f"**yes**: `{ruled[0]}`" if ruled else "no")
+
+
+def expected_check_outcomes(doc, case):
+    """What doctor concluded for each expected check it ran: (name, outcome, because)."""
+    out = []
+    for name, o in sorted(((doc or {}).get("checks") or {}).items()):
+        if any(fnmatch.fnmatch(name, p) for p in case["expect_checks"]) and isinstance(o, dict):
+            out.append((name, o.get("outcome"), o.get("because")))
+    return out
+
+
+def ruled_out_why(s, case):
+    """Why search ruled the expected entries out: (id, check, because)."""
+    hits = (s or {}).get("ruled_out") or []
+    hits += [h for h in (s or {}).get("results") or []
+             if (h.get("machine") or {}).get("outcome") == "ruled_out"]
+    return [(h.get("id"), (h.get("machine") or {}).get("check"), (h.get("machine") or {}).get("because"))
+            for h in hits if h.get("id") in case["expect_kb"]]
 
 
 def one_line(text, n=110):
@@ -187,13 +220,21 @@ def judge_case(out, name):
         r["steps_ok"] = list((rec.get("steps") or {}).keys())
     rows, loads_ok = compare_loads(rec, load_json(os.path.join(d, "predicted.json")))
     r["loads"], r["loads_ok"] = rows, loads_ok
-    r["doctor_ok"], r["doctor"] = judge_doctor(load_json(os.path.join(d, "doctor.min.json")), case)
+    failed = rec is None or rec.get("error") is not None
+    r["doctor_ok"], r["doctor"] = judge_doctor(load_json(os.path.join(d, "doctor.min.json")), case,
+                                               failed)
     s = load_json(os.path.join(d, "search.min.json")) if err else None
     t = load_json(os.path.join(d, "search-text-only.min.json")) if err else None
     r["search_ok"], r["search"], r["ruled_out"] = judge_search(s, case)
+    r["ruled_out_why"] = ruled_out_why(s, case)
+    r["doctor_checks"] = expected_check_outcomes(
+        load_json(os.path.join(d, "doctor.min.json")), case)
     _, r["search_text_only"], _ = judge_search(t, case)
-    r["pass"] = (loads_ok is not False) and r["doctor_ok"] and r["search_ok"] is not False \
-        and r["ruled_out"] in ("no", "-")
+    r["fails"] = [part for part, bad in (
+        ("loads", loads_ok is False), ("doctor", not r["doctor_ok"]),
+        ("search", r["search_ok"] is False), ("ruled out", r["ruled_out"] not in ("no", "-")))
+        if bad]
+    r["pass"] = not r["fails"]
     return r
 
 
@@ -202,13 +243,16 @@ def loads_cell(r):
         return "n/a (not torch)"
     rows = r["loads"]
     agree = sum(1 for x in rows if x[1] == "agree")
-    bad = [x[0] for x in rows if x[1] == "DISAGREE"]
-    miss = [x[0] for x in rows if x[1] == "NOT PREDICTED"]
+    bad = [x[0] for x in rows if x[1].startswith("DISAGREE")]
+    miss = [x for x in rows if x[1].startswith("NOT PREDICTED")]
+    foreign = [x[0] for x in miss if "outside" in x[1]]
     cell = f"{agree} agree"
     if bad:
         cell += "; **disagree**: " + ", ".join(bad)
     if miss:
         cell += f"; {len(miss)} not predicted"
+        if foreign:
+            cell += f", of them from outside site-packages: {', '.join(foreign)}"
     return cell
 
 
@@ -216,7 +260,7 @@ def render(out, results):
     lines = []
     meta = read_text(os.path.join(out, "machine.txt")).splitlines()
     lines.append("# H200 lab: the real process next to gpukb\n")
-    lines += [f"    {m}" for m in meta[:6]]
+    lines += [f"    {m}" for m in meta[:7]]
     lines.append("")
     lines.append("| case | broken by | real error (one line) | loads: real vs gpukb (per soname, realpath) "
                  "| doctor's root cause | search top-1 (machine view) | ruled out the right entry | "
@@ -229,7 +273,8 @@ def render(out, results):
         err = one_line(r["error"]) if r["error"] else "none (all steps ran)"
         lines.append("| " + " | ".join([
             r["case"], one_line(r["how"], 80), err.replace("|", "\\|"), loads_cell(r), r["doctor"],
-            r["search"], r["ruled_out"], r["search_text_only"], "✓" if r["pass"] else "✗"]) + " |")
+            r["search"], r["ruled_out"], r["search_text_only"],
+            "✓" if r["pass"] else "✗ " + ", ".join(r["fails"])]) + " |")
     times = median_times(read_text(os.path.join(out, "timings.txt")))
     lines.append("")
     if times:
@@ -254,6 +299,10 @@ def render(out, results):
             lines.append("")
         lines.append(f"Doctor: {r['doctor']}. Search: {r['search']}; ruled out right: {r['ruled_out']}; "
                      f"text only: {r['search_text_only']}.\n")
+        for name, outcome, because in r.get("doctor_checks") or []:
+            lines.append(f"Doctor's check `{name}`: {outcome}: {because}.\n")
+        for kb_id, check, because in r.get("ruled_out_why") or []:
+            lines.append(f"Search ruled `{kb_id}` out by check `{check}`: {because}.\n")
     failed = [r["case"] for r in results if not r["pass"]]
     lines.append(f"**{len(results) - len(failed)}/{len(results)} cases pass.**"
                  + (f" Failing: {', '.join(failed)}." if failed else ""))
