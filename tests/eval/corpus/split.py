@@ -140,4 +140,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BrokenPipeError:
+        sys.exit(0)
+    except OSError as e:
+        print(f"split.py: {e}", file=sys.stderr)
+        sys.exit(1)
