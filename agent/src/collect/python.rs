@@ -734,7 +734,7 @@ fn cuda_loads(p: &loader::Process<'_, Host>, wheel_libs: &[LibraryFile]) -> Vec<
         r.rule = Some(o.rule);
         r.source = Some(o.source.clone());
         r.requested_by = o
-            .loader
+            .requested_by
             .map(|l| p.objects[l].real.clone())
             .filter(|s| !s.is_empty());
         out.push(r);

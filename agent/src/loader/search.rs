@@ -42,8 +42,14 @@ pub struct Loaded {
     pub source: String,
     /// Why it was asked for.
     pub request: Request,
-    /// The object whose `NEEDED` or `dlopen` asked for it first (`l_loader`).
+    /// `l_loader`: the object whose `NEEDED` entry loaded it; `None` for what
+    /// `dlopen` loaded (dl-load.c `_dl_map_object`: "In case the LOADER
+    /// information has only been provided to get to the appropriate
+    /// RUNPATH/RPATH information we do not need it anymore", `__RTLD_CALLMAP`),
+    /// so the RPATH chain of its own dependencies stops at it.
     pub loader: Option<usize>,
+    /// The object whose `NEEDED` entry or `dlopen` call asked for it first.
+    pub requested_by: Option<usize>,
     info: ElfInfo,
     /// `l_origin`: the directory `$ORIGIN` expands to.
     origin: String,
@@ -75,6 +81,10 @@ pub enum LoadError {
 
 /// What one search found: `l_name`, real path, rule and source.
 type Found = (String, String, LoadRule, String);
+
+/// One step of the search for a name without `/`.
+type Step<'a, F> =
+    fn(&Process<'a, F>, Option<usize>, &str, bool) -> Result<Option<Found>, LoadError>;
 
 /// A process, as the loader model sees it: its link map after start-up and
 /// each `dlopen`.
@@ -168,6 +178,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             source: exe.into(),
             request: Request::Executable,
             loader: None,
+            requested_by: None,
             info,
         });
         let ld_real = fs
@@ -184,6 +195,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             source: "PT_INTERP".into(),
             request: Request::Interpreter,
             loader: None,
+            requested_by: None,
             info: ld_info,
         });
         p.env_dirs = p.ld_library_path();
@@ -321,7 +333,12 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             found_by: rule,
             source,
             request,
-            loader,
+            loader: if request == Request::Dlopen {
+                None
+            } else {
+                loader
+            },
+            requested_by: loader,
             info,
         });
         let i = self.objects.len() - 1;
@@ -388,10 +405,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
                 .verify(&path)?
                 .map(|real| (path.clone(), real, LoadRule::Path, path)));
         }
-        let steps: [(
-            LoadRule,
-            fn(&Self, Option<usize>, &str, bool) -> Result<Option<Found>, LoadError>,
-        ); 5] = [
+        let steps: [(LoadRule, Step<'a, F>); 5] = [
             (LoadRule::Rpath, Self::find_rpath),
             (LoadRule::LdLibraryPath, Self::find_env),
             (LoadRule::Runpath, Self::find_runpath),
@@ -417,7 +431,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         name: &str,
         _: bool,
     ) -> Result<Option<Found>, LoadError> {
-        if loader.is_some_and(|l| self.objects[l].info.runpath_raw.is_some()) {
+        if loader.is_some_and(|l| runpath_of(&self.objects[l].info).is_some()) {
             return Ok(None);
         }
         let mut did_main = false;
@@ -608,16 +622,16 @@ impl<'a, F: ObjectFs> Process<'a, F> {
     fn rpath_dirs(&self, i: usize, runpath: bool) -> Option<Vec<String>> {
         let info = &self.objects[i].info;
         let raw = if runpath {
-            info.runpath_raw.as_deref()
-        } else if info.runpath_raw.is_some() {
+            runpath_of(info)
+        } else if runpath_of(info).is_some() {
             None
         } else {
-            info.rpath_raw.as_deref()
+            rpath_of(info)
         }?;
         if raw.is_empty() {
             return None;
         }
-        Some(self.fill(raw, &[':'], i))
+        Some(self.fill(&raw, &[':'], i))
     }
 
     /// `fillin_rpath` over `raw` split at `seps`, tokens expanded for object `i`.
@@ -699,6 +713,21 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         out.push_str(rest);
         Some(out)
     }
+}
+
+/// `DT_RPATH` as written; from the split list in ELF summaries recorded
+/// before gpukb kept the raw string (their empty elements are lost).
+fn rpath_of(info: &ElfInfo) -> Option<String> {
+    info.rpath_raw
+        .clone()
+        .or_else(|| (!info.rpath.is_empty()).then(|| info.rpath.join(":")))
+}
+
+/// `DT_RUNPATH` as written (see [`rpath_of`]).
+fn runpath_of(info: &ElfInfo) -> Option<String> {
+    info.runpath_raw
+        .clone()
+        .or_else(|| (!info.runpath.is_empty()).then(|| info.runpath.join(":")))
 }
 
 /// A directory as `fillin_rpath` stores it: trailing slashes removed
