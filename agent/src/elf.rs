@@ -16,6 +16,57 @@ pub struct ElfInfo {
     pub runpath: Vec<String>,
     /// `None` when the file carries no GPU code.
     pub fatbin: Option<FatbinSummary>,
+    /// The ELF identification the dynamic loader checks (class, machine);
+    /// `None` in summaries written before gpukb read it.
+    #[serde(default)]
+    pub ident: Option<ElfIdent>,
+    /// `DT_FLAGS_1` (`DF_1_NODEFLIB` is `0x800`).
+    #[serde(default)]
+    pub flags_1: u64,
+    /// `DT_RPATH` as written, empty elements kept (they mean the current
+    /// directory to the loader); `None` when there is none.
+    #[serde(default)]
+    pub rpath_raw: Option<String>,
+    /// `DT_RUNPATH` as written; `None` when there is none.
+    #[serde(default)]
+    pub runpath_raw: Option<String>,
+}
+
+/// What the dynamic loader reads first from a candidate file
+/// (glibc elf/dl-load.c `open_verify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ElfIdent {
+    /// `EI_CLASS`: 1 = 32-bit, 2 = 64-bit.
+    pub class: u8,
+    /// `e_machine` (62 x86-64, 183 AArch64).
+    pub machine: u16,
+    /// `e_type` (3 = `ET_DYN`).
+    pub kind: u16,
+}
+
+/// `DF_1_NODEFLIB`: the object was linked with `-z nodefaultlib`.
+pub const DF_1_NODEFLIB: u64 = 0x800;
+
+/// Reads the identification of an ELF file from its first 64 bytes; `None`
+/// when they are not an ELF header (or the file is shorter than one: the
+/// loader's "file too short").
+pub fn parse_ident(data: &[u8]) -> Option<ElfIdent> {
+    if data.len() < 52 || &data[..4] != b"\x7fELF" {
+        return None;
+    }
+    let rd16 = |o: usize| {
+        let b = [data[o], data[o + 1]];
+        if data[5] == 2 {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        }
+    };
+    Some(ElfIdent {
+        class: data[4],
+        machine: rd16(18),
+        kind: rd16(16),
+    })
 }
 
 /// Parses an ELF image in memory.
@@ -59,6 +110,7 @@ fn parse_elf_with(
         _ => ElfInfo::default(),
     };
     info.fatbin = fatbin;
+    info.ident = parse_ident(data);
     Ok(info)
 }
 
@@ -90,12 +142,17 @@ fn dynamic<H: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<ElfInfo, S
         match tag {
             t if t == elf::DT_SONAME => info.soname = string(),
             t if t == elf::DT_NEEDED => info.needed.extend(string()),
-            t if t == elf::DT_RPATH => info
-                .rpath
-                .extend(string().iter().flat_map(|s| split_path(s))),
-            t if t == elf::DT_RUNPATH => info
-                .runpath
-                .extend(string().iter().flat_map(|s| split_path(s))),
+            t if t == elf::DT_RPATH => {
+                let s = string();
+                info.rpath.extend(s.iter().flat_map(|s| split_path(s)));
+                info.rpath_raw = s;
+            }
+            t if t == elf::DT_RUNPATH => {
+                let s = string();
+                info.runpath.extend(s.iter().flat_map(|s| split_path(s)));
+                info.runpath_raw = s;
+            }
+            t if t == elf::DT_FLAGS_1 => info.flags_1 = d.d_val(endian).into(),
             _ => {}
         }
     }

@@ -8,6 +8,7 @@ pub mod elf;
 pub mod fatbin;
 pub mod fingerprint;
 pub mod host;
+pub mod loader;
 pub mod parse;
 pub mod redact;
 

@@ -510,6 +510,85 @@ pub struct ResolvedLibrary {
     pub version: Option<String>,
     /// `RPATH $ORIGIN/../../nvidia/cudnn/lib`, `LD_LIBRARY_PATH`, `ld.so.cache`…
     pub via: String,
+    /// Which step of the dynamic loader's search found it (`None` in
+    /// fingerprints written before the loader model, and when not found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<LoadRule>,
+    /// The directory, cache entry or preload element that matched, in the
+    /// loader's words (`/usr/lib/x86_64-linux-gnu/`, `ld.so.cache libcudnn.so.9`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The object whose `NEEDED` entry or `dlopen` asked for it (`None`: a
+    /// preload, or not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
+}
+
+/// The step of glibc's `ld.so` search (elf/dl-load.c `_dl_map_object`) that
+/// found a library, or why no search was needed.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadRule {
+    /// Named by `LD_PRELOAD` or `/etc/ld.so.preload`.
+    Preload,
+    /// A `DT_RPATH` of the requesting object, its loaders, or the executable.
+    Rpath,
+    /// An element of `LD_LIBRARY_PATH`.
+    LdLibraryPath,
+    /// The requesting object's own `DT_RUNPATH`.
+    Runpath,
+    /// An entry of `/etc/ld.so.cache`.
+    Cache,
+    /// One of the loader's default directories.
+    Default,
+    /// An object already loaded under that name or `DT_SONAME`.
+    AlreadyLoaded,
+    /// A name containing `/`, opened as given (a `NEEDED` path or `dlopen` of a path).
+    Path,
+    /// Loaded by the framework itself by path (torch's ctypes preloads).
+    Framework,
+}
+
+impl LoadRule {
+    /// Every rule, in the loader's order.
+    pub const ALL: [LoadRule; 9] = [
+        LoadRule::Preload,
+        LoadRule::Rpath,
+        LoadRule::LdLibraryPath,
+        LoadRule::Runpath,
+        LoadRule::Cache,
+        LoadRule::Default,
+        LoadRule::AlreadyLoaded,
+        LoadRule::Path,
+        LoadRule::Framework,
+    ];
+
+    /// The name used in JSON (`ld_library_path`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadRule::Preload => "preload",
+            LoadRule::Rpath => "rpath",
+            LoadRule::LdLibraryPath => "ld_library_path",
+            LoadRule::Runpath => "runpath",
+            LoadRule::Cache => "cache",
+            LoadRule::Default => "default",
+            LoadRule::AlreadyLoaded => "already_loaded",
+            LoadRule::Path => "path",
+            LoadRule::Framework => "framework",
+        }
+    }
 }
 
 /// A set environment variable.

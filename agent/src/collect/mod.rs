@@ -60,6 +60,7 @@ pub(crate) struct Context {
     /// How long each source took on its own thread.
     timings: std::sync::Mutex<Vec<Timing>>,
     ld_cache: OnceLock<Result<Option<Vec<CacheEntry>>, HostError>>,
+    loader: OnceLock<(crate::loader::Target, crate::loader::Environment)>,
 }
 
 impl Context {
@@ -72,6 +73,30 @@ impl Context {
             .unwrap_or_else(|p| p.into_inner())
             .push(t);
         v
+    }
+
+    /// The loader model's target and environment for this machine, read once:
+    /// its glibc, CPU, layout, `LD_*` variables and `/etc/ld.so.preload`; the
+    /// working directory is gpukb's own on the live machine, `/` otherwise.
+    pub fn loader(&self) -> &(crate::loader::Target, crate::loader::Environment) {
+        self.loader.get_or_init(|| {
+            let glibc = system::glibc(self)
+                .value()
+                .map(|v| gpukb_facts::compat::release_numbers(v))
+                .and_then(|n| Some((*n.first()?, *n.get(1)?)))
+                // Unknown: a current glibc (glibc-hwcaps, no legacy subdirectories).
+                .unwrap_or((2, 39));
+            let cwd = match self.host.mode() {
+                crate::host::Mode::Live => std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| "/".into()),
+                _ => "/".into(),
+            };
+            (
+                crate::loader::Target::detect(&self.host, glibc),
+                crate::loader::Environment::of(&self.host, &cwd),
+            )
+        })
     }
 
     /// `/etc/ld.so.cache`, parsed once.
@@ -237,6 +262,7 @@ fn observe_all(
     let ctx = Arc::new(Context {
         host,
         ld_cache: OnceLock::new(),
+        loader: OnceLock::new(),
         timings: Default::default(),
     });
     let d = deadlines.clone();

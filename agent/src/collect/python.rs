@@ -12,6 +12,8 @@ use crate::fingerprint::{
     ResolvedLibrary, Source, TorchInstall,
 };
 use crate::host::{EntryKind, Host};
+use crate::loader;
+use crate::parse::ld_cache::CacheEntry;
 use crate::parse::python as p;
 use crate::parse::system;
 use std::collections::BTreeSet;
@@ -481,12 +483,7 @@ fn onnxruntime_gpu(
                     Observed::failed(source, "its NEEDED sonames name no CUDA runtime or cuBLAS")
                 }
             };
-            let loads = info
-                .needed
-                .iter()
-                .filter(|n| family_of(n).is_some())
-                .map(|n| resolve(ctx, n, &info, &dir, wheel_libs))
-                .collect();
+            let loads = loads_of(ctx, site, &so, wheel_libs);
             (cuda, loads)
         }
         Ok(None) => (
@@ -631,12 +628,7 @@ fn torch(
         Err(e) => Observed::failed(Source::Elf { path: so.clone() }, e),
     };
     let loads = match &elf {
-        Ok(Some(info)) => info
-            .needed
-            .iter()
-            .filter(|n| family_of(n).is_some())
-            .map(|n| resolve(ctx, n, info, &lib_dir, wheel_libs))
-            .collect(),
+        Ok(Some(_)) => torch_loads(ctx, site, wheel_libs),
         _ => vec![],
     };
     Some(TorchInstall {
@@ -650,62 +642,117 @@ fn torch(
     })
 }
 
-/// Resolves `soname` the way glibc's loader does for a library in `origin`
-/// (`libtorch_cuda.so`, ONNX Runtime's CUDA provider):
-/// DT_RPATH (when there is no DT_RUNPATH), `LD_LIBRARY_PATH`, DT_RUNPATH,
-/// `/etc/ld.so.cache`, then the default directories.
-fn resolve(
+/// The Python interpreter of the environment that owns `site`
+/// (`PREFIX/lib/python3.X/site-packages` → `PREFIX/bin/python3.X`).
+fn interpreter(host: &Host, site: &str) -> Option<String> {
+    let (prefix, rest) = site.split_once("/lib/python")?;
+    let ver = rest.split('/').next()?;
+    [
+        format!("{prefix}/bin/python{ver}"),
+        format!("{prefix}/bin/python3"),
+    ]
+    .into_iter()
+    .find(|p| host.exists(p).unwrap_or(false))
+}
+
+/// The loader model's inputs: target, environment, and the parsed cache.
+fn loader_inputs(ctx: &Context) -> (&loader::Target, &loader::Environment, &[CacheEntry]) {
+    let (target, env) = ctx.loader();
+    let cache = match ctx.ld_cache() {
+        Ok(Some(c)) => c.as_slice(),
+        _ => &[],
+    };
+    (target, env, cache)
+}
+
+/// Every CUDA library `import torch` and its first GPU use load, resolved
+/// by the loader model ([`loader::torch`]).
+fn torch_loads(ctx: &Context, site: &str, wheel_libs: &[LibraryFile]) -> Vec<ResolvedLibrary> {
+    let (target, env, cache) = loader_inputs(ctx);
+    let python = interpreter(&ctx.host, site);
+    match loader::torch::torch_process(&ctx.host, target, env, cache, python.as_deref(), site) {
+        Ok(p) => cuda_loads(&p, wheel_libs),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Every CUDA library loading `so` (by path, from the interpreter of `site`) brings in.
+fn loads_of(
     ctx: &Context,
-    soname: &str,
-    info: &crate::elf::ElfInfo,
-    origin: &str,
+    site: &str,
+    so: &str,
     wheel_libs: &[LibraryFile],
-) -> ResolvedLibrary {
-    let host = &ctx.host;
-    let expand = |d: &str| d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin);
-    let mut dirs: Vec<(String, String)> = Vec::new();
-    if info.runpath.is_empty() {
-        dirs.extend(info.rpath.iter().map(|d| (expand(d), format!("RPATH {d}"))));
+) -> Vec<ResolvedLibrary> {
+    let (target, env, cache) = loader_inputs(ctx);
+    let python = interpreter(&ctx.host, site);
+    let start = |exe: Option<&str>| {
+        loader::Process::start_with(
+            &*ctx.host,
+            target,
+            env,
+            cache,
+            loader::Rules::all(),
+            exe,
+            true,
+        )
+    };
+    let Ok(mut p) = start(python.as_deref()).or_else(|_| start(None)) else {
+        return Vec::new();
+    };
+    if let Err(loader::LoadError::NotFound { name, by }) = p.dlopen(0, so) {
+        p.missing.push((name, by));
     }
-    if let Some(llp) = host.env().get("LD_LIBRARY_PATH") {
-        dirs.extend(
-            llp.split(':')
-                .filter(|d| !d.is_empty())
-                .map(|d| (d.to_string(), format!("LD_LIBRARY_PATH {d}"))),
-        );
+    cuda_loads(&p, wheel_libs)
+}
+
+/// Whether a library name is one of the CUDA libraries reported in `loads`.
+fn is_cuda_library(name: &str) -> bool {
+    let stem = name.split(".so").next().unwrap_or("");
+    family_of(name).is_some()
+        || matches!(stem, "libcuda" | "libnvidia-ml")
+        || stem.starts_with("libcudnn_")
+}
+
+/// The CUDA libraries of a modelled process: those loaded, with the rule and
+/// directory that found them, then those the loader would not find.
+fn cuda_loads(p: &loader::Process<'_, Host>, wheel_libs: &[LibraryFile]) -> Vec<ResolvedLibrary> {
+    let mut out: Vec<ResolvedLibrary> = Vec::new();
+    for o in p.objects.iter().skip(2) {
+        let name = o
+            .soname()
+            .map(String::from)
+            .unwrap_or_else(|| o.name.rsplit('/').next().unwrap_or("").to_string());
+        if !is_cuda_library(&name) {
+            continue;
+        }
+        let via = match o.rule {
+            loader::LoadRule::Framework => format!("torch _preload_cuda_deps: {}", o.source),
+            loader::LoadRule::Path => format!("opened by path: {}", o.source),
+            _ => o.source.clone(),
+        };
+        let mut r = found(&name, o.real.clone(), via, wheel_libs);
+        r.rule = Some(o.rule);
+        r.source = Some(o.source.clone());
+        r.requested_by = o
+            .requested_by
+            .map(|l| p.objects[l].real.clone())
+            .filter(|s| !s.is_empty());
+        out.push(r);
     }
-    dirs.extend(
-        info.runpath
-            .iter()
-            .map(|d| (expand(d), format!("RUNPATH {d}"))),
-    );
-    for (dir, via) in &dirs {
-        let path = format!("{}/{soname}", dir.trim_end_matches('/'));
-        if let Ok(Some(real)) = host.canonicalize(&path) {
-            return found(soname, real, via.clone(), wheel_libs);
+    for (name, by) in &p.missing {
+        if is_cuda_library(name) && !out.iter().any(|r| &r.soname == name) {
+            out.push(ResolvedLibrary {
+                soname: name.clone(),
+                path: None,
+                version: None,
+                via: "not found by the loader".into(),
+                rule: None,
+                source: None,
+                requested_by: Some(by.clone()),
+            });
         }
     }
-    if let Ok(Some(entries)) = ctx.ld_cache() {
-        if let Some(e) = entries
-            .iter()
-            .find(|e| e.soname == soname && e.arch != "libc6")
-        {
-            if let Ok(Some(real)) = host.canonicalize(&e.path) {
-                return found(soname, real, "ld.so.cache".into(), wheel_libs);
-            }
-        }
-    }
-    for d in ["/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
-        if let Ok(Some(real)) = host.canonicalize(&format!("{d}/{soname}")) {
-            return found(soname, real, format!("default directory {d}"), wheel_libs);
-        }
-    }
-    ResolvedLibrary {
-        soname: soname.into(),
-        path: None,
-        version: None,
-        via: "not found by the loader".into(),
-    }
+    out
 }
 
 fn found(soname: &str, real: String, via: String, wheel_libs: &[LibraryFile]) -> ResolvedLibrary {
@@ -719,5 +766,8 @@ fn found(soname: &str, real: String, via: String, wheel_libs: &[LibraryFile]) ->
         path: Some(real),
         version,
         via,
+        rule: None,
+        source: None,
+        requested_by: None,
     }
 }

@@ -127,7 +127,7 @@ fn arch(ctx: &Context) -> Observed<String> {
     }
 }
 
-fn glibc(ctx: &Context) -> Observed<String> {
+pub(super) fn glibc(ctx: &Context) -> Observed<String> {
     if *ctx.host.mode() != Mode::Root {
         let r = ctx
             .host

@@ -359,6 +359,64 @@ impl Host {
         Ok(Some(info))
     }
 
+    /// The ELF identification of a file (its first bytes: class, machine,
+    /// type), as the dynamic loader checks a candidate; `Ok(None)` when the
+    /// file is not ELF, `Err` when it is absent or unreadable. A replayed
+    /// capture answers from what was recorded, or from the file's ELF
+    /// summary; a summary written before gpukb recorded the header gives
+    /// class 0 ("not recorded", which the loader model takes to match).
+    pub fn elf_ident(&self, path: &str) -> Result<Option<crate::elf::ElfIdent>, HostError> {
+        let key = format!("elf ident {path}");
+        if let Some(j) = &self.replay {
+            if let Some(rec) = j.answers.get(&key) {
+                return match rec.clone().into_result()? {
+                    Some(v) => serde_json::from_value(v).map_err(|e| HostError::Parse {
+                        path: key,
+                        message: e.to_string(),
+                    }),
+                    None => Ok(None),
+                };
+            }
+            return Ok(self.elf(path)?.map(|i| {
+                i.ident.unwrap_or(crate::elf::ElfIdent {
+                    class: 0,
+                    machine: 0,
+                    kind: 0,
+                })
+            }));
+        }
+        let out = self.elf_ident_real(path);
+        self.record(|r| {
+            let rec = match &out {
+                Ok(v) => Recorded::Ok(serde_json::to_value(v).unwrap_or_default()),
+                Err(e) => Recorded::Failed(e.clone()),
+            };
+            r.answers.insert(key.clone(), rec);
+        });
+        out
+    }
+
+    fn elf_ident_real(&self, path: &str) -> Result<Option<crate::elf::ElfIdent>, HostError> {
+        let Some(real) = self.resolve(path)? else {
+            return Err(HostError::Io {
+                path: path.into(),
+                message: "no such file".into(),
+            });
+        };
+        let full = paths::under_root(&self.root, &real);
+        let mut f = std::fs::File::open(&full).map_err(|e| io_err(path, &e))?;
+        let mut head = [0u8; 64];
+        let mut n = 0;
+        while n < head.len() {
+            match f.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) => return Err(io_err(path, &e)),
+            }
+        }
+        Ok(crate::elf::parse_ident(&head[..n]))
+    }
+
     /// Runs a command with the host's timeout. `Ok(None)` when the program
     /// is not installed.
     pub fn run(&self, argv: &[&str]) -> Result<Option<CommandOutput>, HostError> {

@@ -19,6 +19,58 @@ pub struct CacheEntry {
     pub path: String,
     /// `x86-64`, `AArch64`, `libc6` (32-bit) … as ldconfig prints it.
     pub arch: String,
+    /// The entry's flags as stored (`0x303`: ELF libc6, x86-64; the loader
+    /// accepts only its own `_DL_CACHE_DEFAULT_ID`).
+    #[serde(default)]
+    pub flags: u32,
+    /// The entry's hwcap word (bit 62: a `glibc-hwcaps` subdirectory entry).
+    #[serde(default)]
+    pub hwcap: u64,
+    /// For a `glibc-hwcaps` entry, the subdirectory name (`x86-64-v3`), read
+    /// from the cache's extension section.
+    #[serde(default)]
+    pub hwcaps: Option<String>,
+}
+
+/// `DL_CACHE_HWCAP_EXTENSION` (glibc sysdeps/generic/dl-cache.h).
+pub const HWCAP_EXTENSION: u64 = 1 << 62;
+/// `DL_CACHE_HWCAP_ISA_LEVEL_MASK`, in the hwcap word's upper half.
+const ISA_LEVEL_MASK: u64 = (1 << 10) - 1;
+const EXTENSION_MAGIC: u32 = 0xeaa4_2174;
+
+impl CacheEntry {
+    /// Whether this is a `glibc-hwcaps` entry (glibc `dl_cache_hwcap_extension`).
+    pub fn is_hwcaps(&self) -> bool {
+        ((self.hwcap >> 32) & !ISA_LEVEL_MASK) == (HWCAP_EXTENSION >> 32)
+    }
+}
+
+/// The `glibc-hwcaps` subdirectory names of the extension section (tag 1),
+/// indexed as the entries' hwcap words index them.
+fn hwcaps_names(hdr: &[u8]) -> Vec<String> {
+    let Some(off) = rd32(hdr, 32).map(|o| o as usize).filter(|&o| o != 0) else {
+        return Vec::new();
+    };
+    if rd32(hdr, off) != Some(EXTENSION_MAGIC) {
+        return Vec::new();
+    }
+    let count = rd32(hdr, off + 4).unwrap_or(0) as usize;
+    let mut out = Vec::new();
+    for i in 0..count.min(64) {
+        let s = off + 8 + i * 16;
+        let (Some(tag), Some(at), Some(size)) = (rd32(hdr, s), rd32(hdr, s + 8), rd32(hdr, s + 12))
+        else {
+            break;
+        };
+        if tag != 1 {
+            continue;
+        }
+        for j in 0..(size as usize / 4).min(4096) {
+            let name = rd32(hdr, at as usize + j * 4).and_then(|o| cstr(hdr, o as usize));
+            out.push(name.unwrap_or_default());
+        }
+    }
+    out
 }
 
 fn rd32(b: &[u8], o: usize) -> Option<u32> {
@@ -69,6 +121,7 @@ pub fn parse_ld_cache(data: &[u8]) -> Result<Vec<CacheEntry>, String> {
             "header claims {n} entries, more than the file holds"
         ));
     }
+    let names = hwcaps_names(hdr);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let e = NEW_HEADER + i * NEW_ENTRY;
@@ -81,11 +134,20 @@ pub fn parse_ld_cache(data: &[u8]) -> Result<Vec<CacheEntry>, String> {
         else {
             return Err(format!("entry {i} points outside the string table"));
         };
-        out.push(CacheEntry {
+        let hwcap = u64::from(rd32(hdr, e + 16).unwrap_or(0))
+            | u64::from(rd32(hdr, e + 20).unwrap_or(0)) << 32;
+        let mut entry = CacheEntry {
             soname,
             path,
             arch: arch_name(flags),
-        });
+            flags,
+            hwcap,
+            hwcaps: None,
+        };
+        if entry.is_hwcaps() {
+            entry.hwcaps = names.get((hwcap & 0xffff_ffff) as usize).cloned();
+        }
+        out.push(entry);
     }
     Ok(out)
 }
