@@ -178,6 +178,142 @@ pub struct Fingerprint {
     #[serde(default = "not_in_older_schema")]
     #[schemars(default = "not_in_older_schema::<Vec<PciDevice>>")]
     pub pci: Observed<Vec<PciDevice>>,
+    /// What the NVIDIA driver reported in the kernel log of the current boot
+    /// (Xid/SXid events, "fallen off the bus"); unobservable where
+    /// `kernel.dmesg_restrict` or missing permissions hide the log.
+    #[serde(default = "not_in_older_schema")]
+    #[schemars(default = "not_in_older_schema::<KernelLog>")]
+    pub kernel_log: Observed<KernelLog>,
+    /// The platform around the driver: WSL2's GPU paravirtualisation files and
+    /// the driver files a container runtime mounted from the host.
+    #[serde(default)]
+    pub platform: PlatformFacts,
+}
+
+/// What the kernel log of the current boot says about NVIDIA GPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelLog {
+    /// This boot's id (`/proc/sys/kernel/random/boot_id`), when readable.
+    pub boot_id: Option<String>,
+    /// How many records were read in all (only the NVIDIA driver's are kept).
+    pub records: u64,
+    /// The driver's reports, in order.
+    pub events: Vec<KernelEvent>,
+}
+
+impl KernelLog {
+    /// The events of one kind with one code (`Xid 79`).
+    pub fn xids(&self, code: u32) -> impl Iterator<Item = &KernelEvent> {
+        self.events
+            .iter()
+            .filter(move |e| e.kind == KernelEventKind::Xid && e.code == Some(code))
+    }
+    /// Whether the driver reported a GPU fallen off the bus (Xid 79 or the plain message).
+    pub fn fell_off_bus(&self) -> impl Iterator<Item = &KernelEvent> {
+        self.events.iter().filter(|e| {
+            e.kind == KernelEventKind::FallenOffBus
+                || (e.kind == KernelEventKind::Xid && e.code == Some(79))
+        })
+    }
+}
+
+/// One report of the NVIDIA driver in the kernel log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelEvent {
+    pub kind: KernelEventKind,
+    /// The Xid/SXid number.
+    pub code: Option<u32>,
+    /// The device as the driver names it (`PCI:0000:3b:00`, `0000:b3:00.0`, `GPU6`), or `unknown`.
+    pub gpu: String,
+    /// The record's sequence number (or journal timestamp).
+    pub seq: u64,
+    /// Microseconds since boot.
+    pub ts_usec: u64,
+    /// The record's text (at most 500 characters).
+    pub message: String,
+}
+
+/// What kind of driver report a kernel-log record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelEventKind {
+    /// `NVRM: Xid (PCI:…): N`: a GPU error.
+    Xid,
+    /// `NVRM: SXid (PCI:…): N`: an NVSwitch error.
+    Sxid,
+    /// "GPU has fallen off the bus".
+    FallenOffBus,
+    /// A GSP RPC timeout.
+    GspTimeout,
+}
+
+impl KernelEventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelEventKind::Xid => "xid",
+            KernelEventKind::Sxid => "sxid",
+            KernelEventKind::FallenOffBus => "fallen_off_bus",
+            KernelEventKind::GspTimeout => "gsp_timeout",
+        }
+    }
+}
+
+impl fmt::Display for KernelEventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where the NVIDIA driver's files come from, beyond the loader's view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlatformFacts {
+    /// WSL2's GPU files; absent on native Linux.
+    #[serde(default = "not_in_older_schema")]
+    #[schemars(default = "not_in_older_schema::<WslFacts>")]
+    pub wsl: Observed<WslFacts>,
+    /// NVIDIA driver files and device nodes mounted into this mount namespace
+    /// from elsewhere (a container runtime's bind mounts), from `/proc/self/mountinfo`.
+    #[serde(default = "not_in_older_schema")]
+    #[schemars(default = "not_in_older_schema::<Vec<DriverMount>>")]
+    pub driver_mounts: Observed<Vec<DriverMount>>,
+}
+
+impl Default for PlatformFacts {
+    fn default() -> Self {
+        PlatformFacts {
+            wsl: not_in_older_schema(),
+            driver_mounts: not_in_older_schema(),
+        }
+    }
+}
+
+/// WSL2: the GPU is paravirtualised (`/dev/dxg`); the driver is the Windows
+/// one, whose Linux user-space libraries Windows mounts at `/usr/lib/wsl/lib`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WslFacts {
+    /// The running kernel's release (`5.15.167.4-microsoft-standard-WSL2`).
+    pub kernel: Observed<String>,
+    /// The file names in `/usr/lib/wsl/lib` (libcuda.so.1, libnvidia-ml.so.1, libdxcore.so…).
+    pub lib_dir: Observed<Vec<String>>,
+    /// The directories `/etc/ld.so.conf.d/ld.wsl.conf` adds to the loader's path.
+    pub ld_conf: Observed<Vec<String>>,
+    /// Linux NVIDIA driver packages installed inside WSL (dpkg/rpm): NVIDIA
+    /// says never to install one there.
+    pub driver_packages: Observed<Vec<Package>>,
+    /// `libcuda.so*` files in the distribution's library directories that are
+    /// not (links to) the `/usr/lib/wsl/lib` one: a Linux driver's copy.
+    pub foreign_libcuda: Observed<Vec<String>>,
+}
+
+/// One mount of an NVIDIA driver file or device node (`/proc/self/mountinfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DriverMount {
+    /// Where it is mounted here (`/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04`).
+    pub mount_point: String,
+    /// The path within the mounted filesystem (the host's file, for a bind mount).
+    pub root: String,
+    /// The filesystem type (`ext4`, `overlay`, `tmpfs`, `devtmpfs`).
+    pub fs_type: String,
 }
 
 fn not_in_older_schema<T>() -> Observed<T> {

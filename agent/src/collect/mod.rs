@@ -6,9 +6,11 @@
 mod cuda;
 mod driver;
 mod jetson;
+mod kernel_log;
 mod libraries;
 mod nvml;
 mod pci;
+mod platform;
 mod python;
 mod system;
 
@@ -18,6 +20,7 @@ use crate::parse::ld_cache::CacheEntry;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+pub use kernel_log::{boot_id, parse_journal_json, read_journal};
 pub use libraries::{family_of, FAMILIES};
 pub use pci::shows_no_nvidia_gpu;
 
@@ -308,6 +311,8 @@ fn observe_all(
     let h_py = spawn(&ctx, "Python environments", d.files, python::collect);
     let h_jetson = spawn(&ctx, "Jetson files", d.files, jetson::collect);
     let h_pci = spawn(&ctx, "PCI devices", d.files, pci::collect);
+    let h_klog = spawn(&ctx, "kernel log", d.files, kernel_log::collect);
+    let h_platform = spawn(&ctx, "platform files", d.files, platform::collect);
 
     let timed_out = |what: &str, e: HostError| format!("{what}: {e}");
     let host_facts = join(h_sys, |e| system::failed(&e));
@@ -359,6 +364,11 @@ fn observe_all(
             e,
         )
     });
+    let kernel_log = join(h_klog, |e| observed_error(Source::file("/dev/kmsg"), e));
+    let platform = join(h_platform, |e| PlatformFacts {
+        wsl: Observed::failed(Source::file("/proc/sys/kernel/osrelease"), &e),
+        driver_mounts: Observed::failed(Source::file("/proc/self/mountinfo"), e),
+    });
     let env = ctx
         .host
         .env()
@@ -381,6 +391,8 @@ fn observe_all(
         jetson,
         env,
         pci,
+        kernel_log,
+        platform,
     };
     let mut timings = ctx
         .timings

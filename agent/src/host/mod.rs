@@ -22,11 +22,13 @@
 mod capture;
 pub mod elf_cache;
 mod env;
+mod kmsg;
 mod paths;
 mod runner;
 
 pub use capture::{now_utc, utc_rfc3339, CaptureData, Journal, Recorded, CAPTURE_FORMAT};
 pub use env::{EnvRegistry, ENV_PREFIXES, ENV_VARS};
+pub use kmsg::KmsgRecords;
 pub use runner::CommandOutput;
 
 use serde::de::DeserializeOwned;
@@ -503,6 +505,22 @@ impl Host {
             r.answers.insert(key.to_string(), rec);
         });
         out
+    }
+
+    /// The records of the kernel log's ring buffer (`/dev/kmsg`) that `keep`
+    /// accepts, read until its end or `deadline`. Recorded in a capture (only
+    /// the kept records) and replayed from there; a plain root directory has
+    /// no kernel log (`NotObserved`). `Ok(None)`: there is no `/dev/kmsg`.
+    pub fn kernel_log(
+        &self,
+        keep: fn(&str) -> bool,
+        deadline: Duration,
+    ) -> Result<Option<KmsgRecords>, HostError> {
+        let root = self.root.clone();
+        let budget = deadline.mul_f64(0.9);
+        self.answer("kernel_log", deadline, move || {
+            kmsg::read(&root, keep, budget)
+        })
     }
 
     /// Writes everything this recording host observed as a capture directory.

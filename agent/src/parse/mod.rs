@@ -2,7 +2,9 @@
 //! bytes or text and never touches the machine; the readers in
 //! [`crate::collect`] feed them through the host seam.
 
+pub mod kernel_log;
 pub mod ld_cache;
 pub mod nvidia;
+pub mod platform;
 pub mod python;
 pub mod system;

@@ -1,0 +1,701 @@
+//! The variant generator: for each check, machines on each platform where it
+//! applies (bare metal, container, WSL2, Jetson, an aarch64 server) and in
+//! each form the fault takes (an index or a UUID, every GPU or one of them, a
+//! readable or a hidden kernel log, a package or a loose file), built from
+//! recorded fixtures by editing what the machine answers. Random choices
+//! (which GPU, which index, versions, sequence numbers) come from a seeded
+//! generator; a variant's name never carries them, so which variants are held
+//! out does not depend on the seed.
+
+use super::machine::Machine;
+use gpukb_agent::host::{EntryKind, HostError, Recorded};
+use gpukb_agent::Fingerprint;
+use gpukb_facts::fingerprint::EnvVar;
+use gpukb_tests::Rng;
+use serde_json::{json, Value};
+
+/// Where a variant runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Platform {
+    BareMetal,
+    Container,
+    Wsl2,
+    Jetson,
+    /// An aarch64 server (GH200), observed in a container.
+    Aarch64,
+}
+
+impl Platform {
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::BareMetal => "bare-metal",
+            Platform::Container => "container",
+            Platform::Wsl2 => "wsl2",
+            Platform::Jetson => "jetson",
+            Platform::Aarch64 => "aarch64",
+        }
+    }
+}
+
+/// What is observed: a capture, or (for platforms recorded as plain root
+/// directories, which carry no environment) a fingerprint edited after it.
+pub enum Input {
+    Capture(Box<Machine>),
+    Observed(Box<Fingerprint>),
+}
+
+/// One generated machine.
+pub struct Variant {
+    /// `<check or healthy>/<platform>/<form>`.
+    pub name: String,
+    pub platform: Platform,
+    /// The root cause the doctor must name first; `None`: a healthy control.
+    pub expect: Option<&'static str>,
+    pub input: Input,
+}
+
+/// Whether a variant is in the held-out part: a fixed 30 % of names, by
+/// their FNV-1a hash (stable across seeds, machines and runs).
+pub fn held_out(name: &str) -> bool {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h % 100 < 30
+}
+
+struct Gen {
+    rng: Rng,
+    out: Vec<Variant>,
+}
+
+impl Gen {
+    fn push(&mut self, expect: Option<&'static str>, p: Platform, form: &str, m: Machine) {
+        let name = format!("{}/{}/{form}", expect.unwrap_or("healthy"), p.name());
+        self.out.push(Variant {
+            name,
+            platform: p,
+            expect,
+            input: Input::Capture(Box::new(m)),
+        });
+    }
+    fn push_fp(&mut self, expect: Option<&'static str>, p: Platform, form: &str, fp: Fingerprint) {
+        let name = format!("{}/{}/{form}", expect.unwrap_or("healthy"), p.name());
+        self.out.push(Variant {
+            name,
+            platform: p,
+            expect,
+            input: Input::Observed(Box::new(fp)),
+        });
+    }
+    fn hex(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| char::from_digit(self.rng.below(16) as u32, 16).unwrap_or('0'))
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------- bases
+
+fn container() -> Machine {
+    Machine::load("healthy/h200-with-pci")
+}
+
+fn bare_metal() -> Machine {
+    Machine::load("healthy/geforce-idle-gen1")
+}
+
+/// The H200 container moved onto a GH200 (aarch64): the architecture, the
+/// GPUs' names and memory, and their PCI device id (10de:2342 "GH100
+/// [GH200 120GB / 480GB]" in pci.ids). Library paths stay the capture's.
+fn aarch64() -> Machine {
+    let mut m = container();
+    m.answer("host.arch", Recorded::Ok(json!("aarch64")));
+    for g in gpus(&mut m) {
+        g["name"] = json!("NVIDIA GH200 480GB");
+        g["memory_total_mib"] = json!(97871);
+    }
+    for d in devices(&mut m) {
+        d["name"] = json!("NVIDIA GH200 480GB");
+    }
+    for bdf in ["0000:00:06.0", "0000:00:07.0"] {
+        m.file(&format!("/sys/bus/pci/devices/{bdf}/device"), "0x2342\n");
+    }
+    m
+}
+
+/// WSL2 with the Windows NVIDIA driver: `broken/wsl-libcuda-missing` with the
+/// files the driver maps into `/usr/lib/wsl/lib` (microsoft/WSL#7314),
+/// WSL's `ld.wsl.conf`, and NVML/CUDA answering for one RTX 4090 (the
+/// Windows driver's version, 581.57).
+fn wsl2() -> Machine {
+    let mut m = Machine::load("broken/wsl-libcuda-missing");
+    let lib = "/usr/lib/wsl/lib";
+    let files = [
+        "libcuda.so",
+        "libcuda.so.1",
+        "libcuda.so.1.1",
+        "libnvidia-ml.so.1",
+        "libnvidia-ptxjitcompiler.so.1",
+        "nvidia-smi",
+    ];
+    let add: Vec<(&str, EntryKind)> = files.iter().map(|f| (*f, EntryKind::File)).collect();
+    m.add_to_list(lib, &add);
+    for f in files {
+        let p = format!("{lib}/{f}");
+        m.canon(&p, Some(p.as_str()));
+    }
+    m.file(
+        "/etc/ld.so.conf.d/ld.wsl.conf",
+        "# This file was automatically generated by WSL. To stop automatic generation of this file, add the following entry to /etc/wsl.conf:\n# [automount]\n# ldconfig = false\n/usr/lib/wsl/lib\n",
+    );
+    let b = bare_metal();
+    let mut nvml = b.0.journal.answers["nvml"].clone();
+    if let Recorded::Ok(v) = &mut nvml {
+        v["driver_version"] = json!("581.57");
+    }
+    m.answer("nvml", nvml);
+    m.answer("cuda", b.0.journal.answers["cuda"].clone());
+    m
+}
+
+fn gpus(m: &mut Machine) -> Vec<&mut Value> {
+    match m.answer_mut("nvml")["gpus"].as_array_mut() {
+        Some(a) => a.iter_mut().collect(),
+        None => Vec::new(),
+    }
+}
+
+fn devices(m: &mut Machine) -> Vec<&mut Value> {
+    match m.answer_mut("cuda")["devices"].as_array_mut() {
+        Some(a) => a.iter_mut().collect(),
+        None => Vec::new(),
+    }
+}
+
+fn gpu_count(m: &mut Machine) -> usize {
+    gpus(m).len()
+}
+
+fn cuda_sees_none(m: &mut Machine, init: &str) {
+    let c = m.answer_mut("cuda");
+    c["init"] = json!(init);
+    c["devices"] = json!([]);
+}
+
+/// CUDA's devices without the GPU at NVML index `i` (matched by bus id).
+fn cuda_without(m: &mut Machine, i: usize) {
+    let bus = gpus(m)[i]["pci_bus_id"]
+        .as_str()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let tail = bus.rsplit_once(':').map(|(a, b)| {
+        let bus = a.rsplit(':').next().unwrap_or("");
+        format!("{bus}:{b}")
+    });
+    let c = m.answer_mut("cuda");
+    if let Some(a) = c["devices"].as_array_mut() {
+        a.retain(|d| {
+            let id = d["pci_bus_id"].as_str().unwrap_or("").to_ascii_lowercase();
+            tail.as_ref().is_none_or(|t| !id.ends_with(t.as_str()))
+        });
+        for (n, d) in a.iter_mut().enumerate() {
+            d["ordinal"] = json!(n);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- generate
+
+/// Every variant, for `seed`.
+pub fn generate(seed: u64) -> Vec<Variant> {
+    let mut g = Gen {
+        rng: Rng(seed | 1),
+        out: Vec::new(),
+    };
+    healthy(&mut g);
+    mig(&mut g);
+    fell_off_bus(&mut g);
+    wsl(&mut g);
+    visible_devices(&mut g);
+    ld_library_path(&mut g);
+    drivers(&mut g);
+    g.out
+}
+
+fn healthy(g: &mut Gen) {
+    g.push(None, Platform::Container, "plain", container());
+    g.push(None, Platform::BareMetal, "plain", bare_metal());
+    g.push(None, Platform::Aarch64, "plain", aarch64());
+    g.push(None, Platform::Wsl2, "plain", wsl2());
+    let mut m = wsl2();
+    m.no_file("/etc/ld.so.conf.d/ld.wsl.conf");
+    g.push(None, Platform::Wsl2, "without-ld-wsl-conf", m);
+    // Container toolkit's bind mounts of the host's driver files.
+    let mut m = container();
+    m.file("/proc/self/mountinfo", mountinfo_with_driver_files());
+    g.push(
+        None,
+        Platform::Container,
+        "driver-files-mounted-by-runtime",
+        m,
+    );
+    // A readable kernel log with nothing, or only an application's Xid 13.
+    for (p, base) in [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Aarch64, aarch64),
+    ] {
+        let mut m = base();
+        let seq = 1000 + g.rng.below(9000) as u64;
+        m.answer("kernel_log", kmsg(seq, &[]));
+        g.push(None, p, "kernel-log-without-driver-reports", m);
+        let mut m = base();
+        let bus = pci_of(&mut m, 0);
+        let line = format!("NVRM: Xid (PCI:{bus}): 13, pid=4242, name=python3, Graphics Exception: ESR 0x50cb08=0x1 0x50cb0c=0x0");
+        m.answer("kernel_log", kmsg(seq, &[line]));
+        g.push(None, p, "kernel-log-application-xid13", m);
+    }
+    // MIG enabled with instances: context, not a fault.
+    for (p, base) in [
+        (Platform::Container, container as fn() -> Machine),
+        (Platform::Aarch64, aarch64),
+    ] {
+        let mut m = base();
+        let n = 1 + g.rng.below(7) as u32;
+        for gpu in gpus(&mut m) {
+            gpu["mig_enabled"] = json!(true);
+            gpu["mig_instances"] = json!(n);
+        }
+        g.push(None, p, "mig-with-instances", m);
+    }
+}
+
+/// `PCI:0000:00:07` (the driver's form of NVML GPU `i`'s bus id).
+fn pci_of(m: &mut Machine, i: usize) -> String {
+    let bus = gpus(m)[i]["pci_bus_id"].as_str().unwrap_or("").to_string();
+    // NVML: 00000000:01:00.0 → the driver: 0000:01:00
+    let short = bus
+        .get(4..bus.len().saturating_sub(2))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    short
+}
+
+/// A kernel-log answer holding `lines` (the NVIDIA records kept) out of a
+/// few thousand records read.
+fn kmsg(seq: u64, lines: &[String]) -> Recorded<Value> {
+    let kept: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            format!(
+                "3,{},{},-;{l}",
+                seq + i as u64,
+                5_821_331_442 + i as u64 * 17
+            )
+        })
+        .collect();
+    Recorded::Ok(json!({"read": 4211, "kept": kept}))
+}
+
+fn mountinfo_with_driver_files() -> String {
+    let mut t = String::from("618 593 0:160 / / rw,relatime master:253 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A\n");
+    for (i, f) in [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04",
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.580.159.04",
+        "/usr/bin/nvidia-smi",
+    ]
+    .iter()
+    .enumerate()
+    {
+        t += &format!(
+            "{} 618 259:2 {f} {f} ro,nosuid,nodev,relatime master:1 - ext4 /dev/nvme0n1p2 rw\n",
+            640 + i
+        );
+    }
+    t += "650 619 0:5 /nvidia0 /dev/nvidia0 ro,nosuid,noexec master:2 - devtmpfs udev rw,size=4096k\n";
+    t += "651 618 0:170 / /proc/driver/nvidia rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,mode=555\n";
+    t
+}
+
+fn mig(g: &mut Gen) {
+    const C: Option<&str> = Some("mig_without_instances");
+    for (p, base) in [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Container, container),
+        (Platform::Aarch64, aarch64),
+    ] {
+        // Every GPU: MIG on, no instances; CUDA sees no device.
+        let mut m = base();
+        for gpu in gpus(&mut m) {
+            gpu["mig_enabled"] = json!(true);
+            gpu["mig_instances"] = json!(0);
+        }
+        cuda_sees_none(&mut m, "CUDA_ERROR_NO_DEVICE");
+        g.push(C, p, "all-gpus-no-device", m);
+        // NVML could not count the MIG devices; CUDA sees none.
+        let mut m = base();
+        for gpu in gpus(&mut m) {
+            gpu["mig_enabled"] = json!(true);
+            gpu["mig_instances"] = Value::Null;
+        }
+        cuda_sees_none(&mut m, "CUDA_ERROR_NO_DEVICE");
+        g.push(C, p, "instances-not-counted", m);
+        // cuInit succeeds and enumerates nothing.
+        let mut m = base();
+        for gpu in gpus(&mut m) {
+            gpu["mig_enabled"] = json!(true);
+            gpu["mig_instances"] = json!(0);
+        }
+        cuda_sees_none(&mut m, "CUDA_SUCCESS");
+        g.push(C, p, "init-success-no-devices", m);
+        // One GPU of several.
+        let mut m = base();
+        let n = gpu_count(&mut m);
+        if n > 1 {
+            let i = g.rng.below(n);
+            gpus(&mut m)[i]["mig_enabled"] = json!(true);
+            gpus(&mut m)[i]["mig_instances"] = json!(0);
+            cuda_without(&mut m, i);
+            g.push(C, p, "one-gpu-of-several", m);
+        }
+    }
+}
+
+fn fell_off_bus(g: &mut Gen) {
+    const C: Option<&str> = Some("gpu_fell_off_bus");
+    for (p, base) in [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Aarch64, aarch64),
+        (Platform::Container, container),
+    ] {
+        for form in [
+            "xid79-in-kernel-log",
+            "kernel-log-hidden",
+            "nvml-says-gpu-lost",
+        ] {
+            let mut m = base();
+            let n = gpu_count(&mut m);
+            let i = g.rng.below(n);
+            let bus = pci_of(&mut m, i);
+            let uuid = gpus(&mut m)[i]["uuid"].as_str().unwrap_or("").to_string();
+            let seq = 1000 + g.rng.below(90_000) as u64;
+            let report = vec![
+                format!("NVRM: GPU at PCI:{bus}: {uuid}"),
+                format!("NVRM: Xid (PCI:{bus}): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."),
+                format!("NVRM: GPU {bus}.0: GPU has fallen off the bus."),
+            ];
+            cuda_without(&mut m, i);
+            if devices(&mut m).is_empty() {
+                cuda_sees_none(&mut m, "CUDA_ERROR_NO_DEVICE");
+            }
+            match form {
+                "nvml-says-gpu-lost" => {
+                    let lost = json!({"index": i, "name": "", "uuid": "", "unavailable": [
+                        "nvmlDeviceGetHandleByIndex: NVML_ERROR_GPU_IS_LOST (the GPU has fallen off the bus or has otherwise become inaccessible)"]});
+                    if let Some(a) = m.answer_mut("nvml")["gpus"].as_array_mut() {
+                        a[i] = lost;
+                    }
+                    m.answer("kernel_log", kmsg(seq, &report));
+                }
+                _ => {
+                    let a = m.answer_mut("nvml");
+                    if let Some(v) = a["gpus"].as_array_mut() {
+                        v.remove(i);
+                    }
+                    if form == "kernel-log-hidden" {
+                        hide_kernel_log(&mut m);
+                    } else {
+                        m.answer("kernel_log", kmsg(seq, &report));
+                    }
+                }
+            }
+            g.push(C, p, form, m);
+        }
+    }
+}
+
+/// `/dev/kmsg` refused (`kernel.dmesg_restrict = 1`), no journalctl.
+fn hide_kernel_log(m: &mut Machine) {
+    m.answer(
+        "kernel_log",
+        Recorded::Failed(HostError::Io {
+            path: "/dev/kmsg".into(),
+            message: "Operation not permitted (os error 1)".into(),
+        }),
+    );
+    m.file("/proc/sys/kernel/dmesg_restrict", "1\n");
+    m.0.journal.commands.insert(
+        "journalctl -k -b -o json --no-pager -q --grep NVRM|fallen off the bus".into(),
+        Recorded::Absent,
+    );
+}
+
+fn wsl(g: &mut Gen) {
+    const C: Option<&str> = Some("wsl_linux_driver_installed");
+    let v = format!("580.{}.{:02}", 65 + g.rng.below(40), g.rng.below(10));
+    let dpkg = format!(
+        "Package: bash\nStatus: install ok installed\nVersion: 5.2.21-2ubuntu4\n\n\
+Package: nvidia-driver-580\nStatus: install ok installed\nVersion: {v}-0ubuntu1\n\n\
+Package: libnvidia-compute-580\nStatus: install ok installed\nVersion: {v}-0ubuntu1\n"
+    );
+    // The Linux driver's libcuda first in the loader's default directories.
+    let linux_libcuda = |m: &mut Machine| {
+        for d in ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"] {
+            m.canon(
+                &format!("{d}/libcuda.so.1"),
+                Some(&*format!("/usr/lib/x86_64-linux-gnu/libcuda.so.{v}")),
+            );
+            m.canon(
+                &format!("{d}/libnvidia-ml.so.1"),
+                Some(&*format!("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.{v}")),
+            );
+        }
+        m.answer(
+            "nvml",
+            Machine::failed(
+                "NVML",
+                "NVML_ERROR_DRIVER_NOT_LOADED (NVIDIA driver is not loaded)",
+            ),
+        );
+        let c = m.answer_mut("cuda");
+        c["init"] = json!("CUDA_ERROR_NO_DEVICE");
+        c["devices"] = json!([]);
+    };
+    let mut m = wsl2();
+    m.file("/var/lib/dpkg/status", dpkg.clone());
+    linux_libcuda(&mut m);
+    g.push(C, Platform::Wsl2, "driver-package-and-its-libcuda", m);
+    let mut m = wsl2();
+    m.file(
+        "/var/lib/dpkg/status",
+        "Package: bash\nStatus: install ok installed\nVersion: 5.2.21-2ubuntu4\n",
+    );
+    linux_libcuda(&mut m);
+    g.push(C, Platform::Wsl2, "runfile-libcuda-no-package", m);
+    let mut m = wsl2();
+    m.file("/var/lib/dpkg/status", dpkg);
+    g.push(
+        C,
+        Platform::Wsl2,
+        "driver-package-wsl-libcuda-still-first",
+        m,
+    );
+    // The Windows side has no NVIDIA driver.
+    g.push(
+        Some("wsl_libcuda_missing"),
+        Platform::Wsl2,
+        "windows-driver-missing",
+        Machine::load("broken/wsl-libcuda-missing"),
+    );
+}
+
+fn visible_devices(g: &mut Gen) {
+    const C: Option<&str> = Some("cuda_visible_devices_hides_gpus");
+    for (p, base) in [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Container, container),
+        (Platform::Wsl2, wsl2),
+        (Platform::Aarch64, aarch64),
+    ] {
+        for form in ["empty", "minus-one", "index-out-of-range", "uuid-of-no-gpu"] {
+            let mut m = base();
+            let n = gpu_count(&mut m);
+            let value = match form {
+                "empty" => String::new(),
+                "minus-one" => "-1".into(),
+                "index-out-of-range" => (n + g.rng.below(4)).to_string(),
+                _ => format!(
+                    "GPU-{}-{}-{}-{}-{}",
+                    g.hex(8),
+                    g.hex(4),
+                    g.hex(4),
+                    g.hex(4),
+                    g.hex(12)
+                ),
+            };
+            m.env("CUDA_VISIBLE_DEVICES", Some(value.as_str()));
+            cuda_sees_none(&mut m, "CUDA_ERROR_NO_DEVICE");
+            g.push(C, p, form, m);
+        }
+    }
+}
+
+fn ld_library_path(g: &mut Gen) {
+    // NGC images' own LD_LIBRARY_PATH (the runtime's driver mount and the toolkit).
+    let mut m = container();
+    m.env(
+        "LD_LIBRARY_PATH",
+        Some("/usr/local/nvidia/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64"),
+    );
+    g.push(None, Platform::Container, "ngc-ld-library-path", m);
+    // An old NCCL first on LD_LIBRARY_PATH while torch's wheel is gone.
+    g.push(
+        Some("library_shadowed_by_ld_library_path"),
+        Platform::Container,
+        "old-nccl-ahead-of-the-system-one",
+        Machine::load("broken/ld-library-path-shadows-library"),
+    );
+    ngc_torch_from_toolkit(g);
+    jetson(g);
+}
+
+/// An NGC-style torch (built against the image's toolkit, no `nvidia-*`
+/// wheels) that loads its CUDA libraries from `/usr/local/cuda/lib64`
+/// through LD_LIBRARY_PATH: the fingerprint of the container with torch's
+/// loads edited the way the loader would resolve them.
+fn ngc_torch_from_toolkit(g: &mut Gen) {
+    let mut fp = container().observe();
+    let llp = "/usr/local/nvidia/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64";
+    set_env(&mut fp, "LD_LIBRARY_PATH", llp);
+    for e in &mut fp.python {
+        let Some(t) = e.torch.as_mut() else { continue };
+        e.nvidia_wheels.clear();
+        t.pin_mismatches.clear();
+        for l in &mut t.loads {
+            if let Some(ver) = toolkit_version(&l.soname, "13.0") {
+                l.path = Some(format!("/usr/local/cuda/lib64/{}", l.soname));
+                l.version = Some(ver);
+                l.via = "LD_LIBRARY_PATH".into();
+            }
+        }
+    }
+    g.push_fp(None, Platform::Container, "ngc-torch-loads-the-toolkit", fp);
+}
+
+/// The version of a CUDA toolkit library of CUDA `cuda` (cuBLAS and the
+/// runtime carry the toolkit's numbering), for the families that have one.
+fn toolkit_version(soname: &str, cuda: &str) -> Option<String> {
+    let fam = soname.split(".so").next().unwrap_or("");
+    matches!(
+        fam,
+        "libcudart" | "libcublas" | "libcublasLt" | "libnvrtc" | "libnvJitLink"
+    )
+    .then(|| format!("{cuda}.88"))
+}
+
+fn set_env(fp: &mut Fingerprint, k: &str, v: &str) {
+    fp.env.retain(|e| e.name != k);
+    fp.env.push(EnvVar {
+        name: k.into(),
+        value: v.into(),
+    });
+}
+
+/// Jetson (a plain root, which records no environment): NVIDIA's documented
+/// `LD_LIBRARY_PATH=/usr/local/cuda/lib64`, as the loader would then resolve
+/// torch's libraries; and a CUDA older than torch's on that path.
+fn jetson(g: &mut Gen) {
+    let dir = gpukb_tests::fixture("healthy/jetson-orin-nx-jp62");
+    let base = gpukb_agent::fingerprint(
+        std::sync::Arc::new(gpukb_agent::host::Host::root_dir(dir)),
+        &gpukb_agent::Settings::default(),
+    );
+    g.push_fp(None, Platform::Jetson, "plain", base.clone());
+    let mut fp = base.clone();
+    set_env(&mut fp, "LD_LIBRARY_PATH", "/usr/local/cuda/lib64");
+    let mut any = false;
+    for e in &mut fp.python {
+        let Some(t) = e.torch.as_mut() else { continue };
+        for l in &mut t.loads {
+            if l.path
+                .as_deref()
+                .is_some_and(|p| p.starts_with("/usr/local/cuda"))
+            {
+                l.via = "LD_LIBRARY_PATH".into();
+                any = true;
+            }
+        }
+    }
+    let form = if any {
+        "documented-ld-library-path"
+    } else {
+        "documented-ld-library-path-no-torch"
+    };
+    g.push_fp(None, Platform::Jetson, form, fp.clone());
+    // The same path naming an older CUDA than torch's.
+    let mut old = fp;
+    let mut changed = false;
+    for e in &mut old.python {
+        let Some(t) = e.torch.as_mut() else { continue };
+        let Some(tc) = t.cuda else { continue };
+        if tc.minor == 0 {
+            continue;
+        }
+        let older = format!("{}.{}", tc.major, tc.minor - 1);
+        for l in &mut t.loads {
+            if l.soname.starts_with("libcudart.so") {
+                l.path = Some(format!("/usr/local/cuda-{older}/lib64/{}", l.soname));
+                l.version = Some(format!("{older}.140"));
+                l.via = "LD_LIBRARY_PATH".into();
+                changed = true;
+            }
+        }
+    }
+    if changed {
+        set_env(&mut old, "LD_LIBRARY_PATH", "/usr/local/cuda-older/lib64");
+        g.push_fp(
+            Some("library_shadowed_by_ld_library_path"),
+            Platform::Jetson,
+            "older-cuda-runtime-first",
+            old,
+        );
+    }
+}
+
+fn drivers(g: &mut Gen) {
+    // Bare metal: the module installed for this kernel but not loaded.
+    let mut m = bare_metal();
+    m.no_file("/proc/driver/nvidia/version");
+    m.no_file("/sys/module/nvidia/version");
+    let mods: String = m
+        .text("/proc/modules")
+        .lines()
+        .filter(|l| !l.starts_with("nvidia"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    m.file("/proc/modules", mods);
+    m.filter_list("/dev", |n| !n.starts_with("nvidia"));
+    m.canon("/sys/bus/pci/devices/0000:01:00.0/driver", None);
+    m.answer(
+        "nvml",
+        Machine::failed(
+            "NVML",
+            "NVML_ERROR_DRIVER_NOT_LOADED (NVIDIA driver is not loaded)",
+        ),
+    );
+    cuda_sees_none(&mut m, "CUDA_ERROR_NO_DEVICE");
+    g.push(
+        Some("driver_not_loaded"),
+        Platform::BareMetal,
+        "module-installed-not-loaded",
+        m,
+    );
+    // A container started without the NVIDIA runtime.
+    for (p, base) in [
+        (Platform::Container, container as fn() -> Machine),
+        (Platform::Aarch64, aarch64),
+    ] {
+        let mut m = base();
+        m.env("NVIDIA_VISIBLE_DEVICES", None);
+        m.filter_list("/dev", |n| !n.starts_with("nvidia"));
+        m.filter_list("/usr/local", |n| n != "nvidia");
+        let keys: Vec<String> =
+            m.0.journal
+                .canon
+                .keys()
+                .filter(|k| k.starts_with("/usr/local/nvidia/"))
+                .cloned()
+                .collect();
+        for k in keys {
+            m.canon(&k, None);
+        }
+        m.list("/usr/local/nvidia/lib64", None);
+        m.list("/usr/local/nvidia/lib", None);
+        m.answer("nvml", Recorded::Absent);
+        m.answer("cuda", Recorded::Absent);
+        g.push(Some("container_without_gpu"), p, "no-nvidia-runtime", m);
+    }
+}
