@@ -9,6 +9,11 @@
 // Build scripts read the repository's own data files, not machine state.
 #![allow(clippy::disallowed_methods)]
 
+// The check names, from the file the doctor's `CheckId` is defined in.
+#[allow(dead_code)]
+#[path = "src/diagnose/checks/id.rs"]
+mod check_id;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -25,12 +30,19 @@ fn run() -> Result<(), BoxErr> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let lenient = std::env::var("GPUKB_KB_LENIENT").is_ok_and(|v| v == "1");
-    for p in ["entries", "examples", "tables", "categories.tsv"] {
+    for p in [
+        "entries",
+        "examples",
+        "tables",
+        "categories.tsv",
+        "src/diagnose/checks/id.rs",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
     println!("cargo:rerun-if-env-changed=GPUKB_KB_LENIENT");
 
-    let kb = gpukb_kb_compile::compile(&root, "kb")?;
+    let checks: Vec<&str> = check_id::CheckId::ALL.iter().map(|c| c.name()).collect();
+    let kb = gpukb_kb_compile::compile(&root, "kb", &checks)?;
     let fatal: Vec<String> = kb
         .fatal()
         .map(|i| format!("{}: {}", i.file, i.message))

@@ -378,7 +378,7 @@ pub fn needs_cuinit(d: &gpukb_kb::diagnose::Diagnosis) -> Vec<String> {
     d.undecided
         .iter()
         .filter(|u| u.reason.contains("cuInit") || u.reason.contains("CUDA driver API"))
-        .map(|u| u.check.clone())
+        .map(|u| u.check.to_string())
         .collect()
 }
 

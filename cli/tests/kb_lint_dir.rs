@@ -1,7 +1,8 @@
 //! `gpukb kb lint DIR` (issue 13 §6): a knowledge-base directory is checked by the
 //! build's own compile code without rebuilding the binary. The repository's `kb/` is clean;
-//! a copy with planted problems names each one (file, entry, message) and exits 1; a
-//! missing directory exits 2 with one line; `--eval` keeps its own directory argument.
+//! a copy with planted problems (a bad regex, an unknown category or check…) names each
+//! one (file, entry, message) and exits 1; a missing directory exits 2 with one line;
+//! `--eval` keeps its own directory argument.
 #![allow(clippy::disallowed_methods)] // builds a KB copy and runs the binary
 
 use std::path::{Path, PathBuf};
@@ -132,6 +133,16 @@ fn planted_problems_are_each_named_and_exit_1() {
         "examples/planted-bad-example-source/1.txt",
         &format!("# source: a forum thread\n{example}"),
     );
+    // A condition that names no doctor check (fatal: the build would fail).
+    write(
+        &kb,
+        "entries/planted-unknown-check.toml",
+        &format!(
+            "{}\n[[conditions]]\nwhen = \"no_such_check\"\n",
+            entry("planted-unknown-check", "driver_not_installed", sig, true)
+        ),
+    );
+    write(&kb, "examples/planted-unknown-check/1.txt", example);
     // A second file with an existing entry's id (a copied entry left unrenamed).
     let first =
         std::fs::read_to_string(repo_kb().join("entries/bce-input-outside-zero-one.toml")).unwrap();
@@ -158,6 +169,7 @@ fn planted_problems_are_each_named_and_exit_1() {
         format!("{label}/entries/planted-unknown-category.toml: planted-unknown-category: category \"no_such_category\" is not in {label}/categories.tsv"),
         format!("{label}/entries/planted-no-source.toml: planted-no-source: no [[sources]]"),
         format!("{label}/examples/planted-bad-example-source/1.txt: planted-bad-example-source: \"# source: a forum thread\" is not one http(s) URL"),
+        format!("{label}/entries/planted-unknown-check.toml: planted-unknown-check: condition when = \"no_such_check\" is not a doctor check"),
         format!("{label}/entries/bce-input-copy.toml: bce-input-copy: id \"bce-input-outside-zero-one\" does not equal the file stem \"bce-input-copy\""),
         format!("{label}/categories.tsv:{cats_line}: expected 4 non-empty tab-separated fields"),
         format!("{label}/tables/xid.csv:{xid_line}: empty source"),
@@ -172,7 +184,7 @@ fn planted_problems_are_each_named_and_exit_1() {
     let on_disk = std::fs::read_dir(kb.join("entries")).unwrap().count();
     let last = out.lines().last().unwrap();
     assert!(
-        last.starts_with(&format!("{} entries of {on_disk} on disk", on_disk - 2)),
+        last.starts_with(&format!("{} entries of {on_disk} on disk", on_disk - 3)),
         "{last}"
     );
     // Nothing else: each planted problem once, and the clean copy has none.

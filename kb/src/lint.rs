@@ -42,7 +42,11 @@ impl Kb {
     /// [`LintIssue::file`]. Errors only when `dir/entries` cannot be read or the compiled
     /// data cannot be opened.
     pub fn compile_dir(dir: &Path, label: &str) -> Result<Kb, KbError> {
-        let compiled = gpukb_kb_compile::compile(dir, label)?;
+        let checks: Vec<&str> = crate::diagnose::CheckId::ALL
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        let compiled = gpukb_kb_compile::compile(dir, label, &checks)?;
         let mut db = rusqlite::Connection::open_in_memory()?;
         compiled.fill_sqlite(&mut db)?;
         let index = compiled.index_in(tantivy::directory::RamDirectory::create())?;
@@ -73,26 +77,6 @@ impl Kb {
             })?;
             for r in rows {
                 out.push(r?);
-            }
-        }
-        {
-            let mut st = self
-                .db
-                .prepare("SELECT entry_id, predicate FROM conditions ORDER BY entry_id")?;
-            let rows =
-                st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-            for r in rows {
-                let (id, p) = r?;
-                if !crate::diagnose::checks::is_check(&p) {
-                    out.push(LintIssue {
-                        file: format!("{dir}/entries/{id}.toml"),
-                        entry: Some(id.clone()),
-                        message: format!(
-                            "condition when = \"{p}\" is not a check in kb/src/diagnose/checks.rs (known: {})",
-                            crate::diagnose::checks::CHECKS.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
-                        ),
-                    });
-                }
             }
         }
         for e in self.list(None)? {

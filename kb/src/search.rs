@@ -13,7 +13,7 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query as TQuery, TermQuery
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
-use crate::diagnose::{CheckOutcome, Diagnosis};
+use crate::diagnose::{CheckId, CheckOutcome, Diagnosis};
 use crate::model::{Confirm, Fix, Source};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
 
@@ -838,7 +838,11 @@ fn score(
         let mut undecided = Vec::new();
         if let (Some(f), Some(e)) = (facts, meta) {
             for p in m.t.strs(e.conditions) {
-                match f.outcome(p) {
+                let outcome = match CheckId::from_name(p) {
+                    Some(id) => f.outcome(id),
+                    None => CheckOutcome::Undecided(format!("no check named {p}")),
+                };
+                match outcome {
                     CheckOutcome::Holds(s) => verdicts.push(RuleVerdict {
                         predicate: p.to_string(),
                         outcome: "confirmed".into(),
@@ -898,8 +902,12 @@ fn diversify(m: &Matcher, mut scored: Vec<Scored>, n: usize, w: &Weights) -> Vec
 /// no context check is clear; ruled out when a context check is clear or every other
 /// check is; unknown otherwise, with why.
 fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> MachineVerdict {
-    let context = |c: &str| crate::diagnose::checks::CONTEXT.contains(&c);
-    let is_root = |check: &str| d.findings.iter().any(|f| f.check == check && f.root_cause);
+    let context = |c: &str| CheckId::from_name(c).is_some_and(CheckId::is_context);
+    let is_root = |check: &str| {
+        d.findings
+            .iter()
+            .any(|f| f.check.name() == check && f.root_cause)
+    };
     let verdict = |v: &RuleVerdict, outcome: &str| MachineVerdict {
         outcome: outcome.into(),
         check: Some(v.predicate.clone()),
@@ -1069,14 +1077,14 @@ fn with_details(kb: &Kb, hits: &mut [Hit]) {
 /// the check's category when several do), as a hit that says why it is there.
 fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<Hit> {
     let check = symptom.machine.as_ref()?.check.as_deref()?;
-    let mut finding = d.findings.iter().find(|f| f.check == check)?;
+    let mut finding = d.findings.iter().find(|f| f.check.name() == check)?;
     for _ in 0..8 {
         match &finding.explained_by {
             Some(id) => finding = d.findings.iter().find(|f| &f.id == id)?,
             None => break,
         }
     }
-    if !finding.root_cause || finding.check == check {
+    if !finding.root_cause || finding.check.name() == check {
         return None;
     }
     let m = kb.matcher().ok()?;
@@ -1084,7 +1092,7 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
     let mut ids: Vec<&EntryMeta> = t
         .entries
         .iter()
-        .filter(|e| t.strs(e.conditions).any(|c| c == finding.check))
+        .filter(|e| t.strs(e.conditions).any(|c| c == finding.check.name()))
         .collect();
     ids.sort_by_key(|e| (t.str(e.category) != finding.category, t.str(e.id)));
     let meta = ids.first()?;
@@ -1106,13 +1114,13 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
         confirm: entry.confirm,
         sources: entry.sources,
         verdicts: vec![RuleVerdict {
-            predicate: finding.check.clone(),
+            predicate: finding.check.to_string(),
             outcome: "confirmed".into(),
             because: finding.title.clone(),
         }],
         machine: Some(MachineVerdict {
             outcome: "confirmed".into(),
-            check: Some(finding.check.clone()),
+            check: Some(finding.check.to_string()),
             because: finding.title.clone(),
             root_cause: true,
         }),

@@ -96,7 +96,7 @@ fn a_torch_without_the_gpus_arch_fails_without_nvml() {
     assert!(
         d.findings
             .iter()
-            .any(|f| f.severity == Severity::Failure && f.check.contains("arch")),
+            .any(|f| f.severity == Severity::Failure && f.check.name().contains("arch")),
         "{:#?}",
         d.findings
     );

@@ -1,43 +1,105 @@
-//! The doctor's check catalogue stays consistent with the data and the docs:
-//! unique names, categories that exist in `kb/categories.tsv`, every check in
-//! `kb/FORMAT.md`, and every cause a check names is itself a check.
+//! The doctor's check registry stays consistent with its ids, the data and the
+//! docs: `CHECKS` lists every `CheckId` once, in `CheckId::ALL`'s order; names
+//! round-trip through serde; no check explains itself; context checks say so;
+//! categories exist in `kb/categories.tsv`; and `kb/FORMAT.md`'s table of
+//! checks is the one the registry renders (`GPUKB_BLESS=1` rewrites it).
+#![allow(clippy::disallowed_methods)] // reads and blesses kb/FORMAT.md
 
-use gpukb_kb::diagnose::checks::{is_check, CHECKS, CONTEXT};
+use gpukb_kb::diagnose::checks::{Check, CheckId, CHECKS};
 
 #[test]
-fn check_names_are_unique_and_causes_are_checks() {
-    let mut names: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
-    names.sort();
-    let n = names.len();
-    names.dedup();
-    assert_eq!(n, names.len(), "duplicate check names");
+fn registry_lists_every_check_id_once_in_order() {
+    let ids: Vec<CheckId> = CHECKS.iter().map(|c| c.id).collect();
+    assert_eq!(
+        ids,
+        CheckId::ALL,
+        "kb/src/diagnose/checks/mod.rs CHECKS must list every CheckId once, in the order of checks/id.rs"
+    );
+    for &id in CheckId::ALL {
+        assert_eq!(CheckId::from_name(id.name()), Some(id), "{id}");
+        assert_eq!(Check::of(id).map(|c| c.id), Some(id));
+        assert_eq!(id.to_string(), id.name());
+        let json = serde_json::to_value(id).unwrap();
+        assert_eq!(json, serde_json::json!(id.name()));
+        assert_eq!(serde_json::from_value::<CheckId>(json).unwrap(), id);
+    }
+    assert!(serde_json::from_value::<CheckId>(serde_json::json!("no_such_check")).is_err());
+    assert!("no_such_check".parse::<CheckId>().is_err());
+}
+
+#[test]
+fn no_check_explains_itself_and_context_checks_say_so() {
     for c in CHECKS {
         for cause in c.explained_by {
-            assert!(is_check(cause), "{} names unknown cause {cause}", c.name);
-            assert_ne!(*cause, c.name, "{} explains itself", c.name);
+            assert_ne!(*cause, c.id, "{} explains itself", c.id);
         }
-    }
-    for c in CONTEXT {
-        assert!(is_check(c), "context {c}");
+        assert_eq!(
+            c.context,
+            c.meaning.ends_with("(context)"),
+            "{}: a context check's meaning ends with \"(context)\", and only theirs",
+            c.id
+        );
     }
 }
 
 #[test]
-fn every_category_exists_and_every_check_is_documented() {
+fn every_category_exists() {
     let cats = include_str!("../categories.tsv");
-    let format = include_str!("../FORMAT.md");
     for c in CHECKS {
         assert!(
             cats.lines()
                 .any(|l| l.split('\t').next() == Some(c.category)),
             "{}: category {} is not in kb/categories.tsv",
-            c.name,
+            c.id,
             c.category
         );
-        assert!(
-            format.contains(&format!("| `{}` |", c.name)),
-            "{} is not in kb/FORMAT.md",
-            c.name
-        );
     }
+}
+
+const TABLE_HEADER: &str = "| check | layer | finds |";
+
+/// The table of checks as the registry renders it.
+fn render_table() -> String {
+    let mut s = format!("{TABLE_HEADER}\n| --- | --- | --- |\n");
+    for c in CHECKS {
+        s.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.id,
+            c.layer.id(),
+            c.meaning
+        ));
+    }
+    s
+}
+
+/// `text` split around its table of checks: (before, table, after).
+fn split_table(text: &str) -> (&str, &str, &str) {
+    let start = text
+        .find(&format!("\n{TABLE_HEADER}\n"))
+        .map(|i| i + 1)
+        .expect("kb/FORMAT.md has no table of checks (header `| check | layer | finds |`)");
+    let mut end = start;
+    for line in text[start..].split_inclusive('\n') {
+        if !line.starts_with('|') {
+            break;
+        }
+        end += line.len();
+    }
+    (&text[..start], &text[start..end], &text[end..])
+}
+
+#[test]
+fn format_table_is_generated_from_the_registry() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("FORMAT.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (before, table, after) = split_table(&text);
+    let want = render_table();
+    if std::env::var_os("GPUKB_BLESS").is_some() {
+        std::fs::write(&path, format!("{before}{want}{after}")).unwrap();
+        return;
+    }
+    assert!(
+        table == want,
+        "kb/FORMAT.md's table of checks is not the registry's: run GPUKB_BLESS=1 cargo test -p gpukb-kb --test checks format_table\n--- FORMAT.md\n{table}--- registry\n{want}"
+    );
 }

@@ -6,7 +6,7 @@
 
 use gpukb_facts::read::fingerprint_from_json;
 use gpukb_facts::Fingerprint;
-use gpukb_kb::diagnose::{diagnose, CheckOutcome, Layer, Severity, Status, Verdict};
+use gpukb_kb::diagnose::{diagnose, CheckId, CheckOutcome, Layer, Severity, Status, Verdict};
 use gpukb_kb::Kb;
 use serde_json::{json, Value};
 
@@ -34,7 +34,7 @@ fn the_healthy_h200_is_ok_with_nothing_above_info() {
     let dup = d
         .findings
         .iter()
-        .find(|f| f.check == "duplicate_library_versions")
+        .find(|f| f.check == CheckId::DuplicateLibraryVersions)
         .unwrap();
     assert!(dup.title.contains("torch loads 9.19.0"), "{}", dup.title);
     assert_eq!(d.exit_code(false), 0);
@@ -61,10 +61,13 @@ fn a_quick_fingerprint_leaves_the_cuda_driver_layer_unchecked_and_cites_no_cuini
         .iter()
         .any(|e| e.fact.contains("CUDA_SUCCESS")));
     assert!(matches!(
-        d.outcome("cuda_init_failed"),
+        d.outcome(CheckId::CudaInitFailed),
         CheckOutcome::Undecided(_)
     ));
-    assert!(!d.findings.iter().any(|f| f.check == "cuda_init_failed"));
+    assert!(!d
+        .findings
+        .iter()
+        .any(|f| f.check == CheckId::CudaInitFailed));
     let kb = Kb::open().unwrap();
     let hits = kb
         .search(
@@ -107,12 +110,12 @@ fn cuda_visible_devices_is_the_root_cause_and_no_device_its_consequence() {
     let d = diagnose(&fp(&v), "test", None);
     assert_eq!(d.verdict, Verdict::Failure);
     let first = &d.findings[0];
-    assert_eq!(first.check, "cuda_visible_devices_hides_gpus");
+    assert_eq!(first.check, CheckId::CudaVisibleDevicesHidesGpus);
     assert!(first.root_cause);
     let init = d
         .findings
         .iter()
-        .find(|f| f.check == "cuda_init_failed")
+        .find(|f| f.check == CheckId::CudaInitFailed)
         .unwrap();
     assert!(!init.root_cause);
     assert_eq!(init.explained_by.as_deref(), Some(first.id.as_str()));
@@ -141,7 +144,7 @@ fn a_blackwell_gpu_on_an_old_torch_is_confirmed_by_search() {
     let f = d
         .findings
         .iter()
-        .find(|f| f.check == "torch_lacks_gpu_arch")
+        .find(|f| f.check == CheckId::TorchLacksGpuArch)
         .unwrap();
     assert!(f.root_cause && f.severity == Severity::Failure);
     // The fix is a build that has sm_120 and runs on this R580 driver.
@@ -187,7 +190,7 @@ fn a_driver_too_old_gets_a_driver_branch_and_a_torch_build_computed_for_it() {
     }
     let d = diagnose(&fp(&v), "test", None);
     let f = &d.findings[0];
-    assert_eq!(f.check, "driver_older_than_torch_cuda");
+    assert_eq!(f.check, CheckId::DriverOlderThanTorchCuda);
     assert!(
         f.fixes[0]
             .commands
@@ -242,7 +245,7 @@ fn a_problem_confined_to_an_env_the_user_does_not_run_is_a_warning_naming_it() {
     let f = d
         .findings
         .iter()
-        .find(|f| f.check == "torch_cpu_only")
+        .find(|f| f.check == CheckId::TorchCpuOnly)
         .unwrap();
     assert_eq!(f.severity, Severity::Warning);
     assert!(f

@@ -7,7 +7,7 @@
 use gpukb_agent::fingerprint::{FrameworkBuild, Observed};
 use gpukb_agent::host::Host;
 use gpukb_agent::{fingerprint, Fingerprint, Settings};
-use gpukb_kb::diagnose::{Diagnosis, Finding, Layer, Severity, Status, Verdict};
+use gpukb_kb::diagnose::{CheckId, Diagnosis, Finding, Layer, Severity, Status, Verdict};
 use gpukb_tests::fixture;
 use std::sync::Arc;
 
@@ -115,8 +115,8 @@ fn every_healthy_h200_stays_ok_with_its_frameworks_shown() {
             "{name}"
         );
         for check in [
-            "driver_older_than_framework_cuda",
-            "jax_plugin_version_mismatch",
+            CheckId::DriverOlderThanFrameworkCuda,
+            CheckId::JaxPluginVersionMismatch,
         ] {
             assert!(
                 matches!(d.outcome(check), gpukb_kb::diagnose::CheckOutcome::Clear(_)),
@@ -148,7 +148,7 @@ fn the_healthy_control_reads_tensorflow_and_onnxruntime_and_clears_them() {
         ort.loads
     );
     assert!(matches!(
-        d.outcome("onnxruntime_cuda_library_missing"),
+        d.outcome(CheckId::OnnxruntimeCudaLibraryMissing),
         gpukb_kb::diagnose::CheckOutcome::Clear(_)
     ));
 }
@@ -158,7 +158,7 @@ fn a_jax_cuda13_plugin_on_r570_needs_r580_or_the_cuda12_plugin() {
     let (_, d) = doctor("broken/jax-cuda13-plugin-on-r570-driver");
     assert_eq!(d.verdict, Verdict::Failure);
     let f = root(&d);
-    assert_eq!(f.check, "driver_older_than_framework_cuda");
+    assert_eq!(f.check, CheckId::DriverOlderThanFrameworkCuda);
     assert_eq!(f.layer, Layer::CudaDriver);
     assert_eq!(f.severity, Severity::Failure);
     assert!(f.title.contains("CUDA 12.8"), "{}", f.title);
@@ -196,7 +196,7 @@ fn a_jax_plugin_of_another_release_than_jaxlib_is_the_cause() {
         .unwrap();
     assert_eq!(jax.version, "0.11.2");
     let f = root(&d);
-    assert_eq!(f.check, "jax_plugin_version_mismatch");
+    assert_eq!(f.check, CheckId::JaxPluginVersionMismatch);
     assert_eq!(f.layer, Layer::Framework);
     assert!(
         f.title.contains("jax-cuda13-plugin 0.11.2") && f.title.contains("jaxlib 0.12.0.1"),
@@ -214,7 +214,7 @@ fn a_jax_plugin_of_another_release_than_jaxlib_is_the_cause() {
     );
     // The driver is fine for it: no driver finding.
     assert!(matches!(
-        d.outcome("driver_older_than_framework_cuda"),
+        d.outcome(CheckId::DriverOlderThanFrameworkCuda),
         gpukb_kb::diagnose::CheckOutcome::Clear(_)
     ));
 }
@@ -236,7 +236,7 @@ fn onnxruntime_without_cublaslt_12_falls_back_to_the_cpu() {
         .unwrap();
     assert_eq!(lt.path, None);
     let f = root(&d);
-    assert_eq!(f.check, "onnxruntime_cuda_library_missing");
+    assert_eq!(f.check, CheckId::OnnxruntimeCudaLibraryMissing);
     assert_eq!(f.layer, Layer::CudaLibraries);
     assert_eq!(f.severity, Severity::Failure);
     assert!(f.title.contains("libcublasLt.so.12"), "{}", f.title);
@@ -294,7 +294,7 @@ fn cuda_libraries_only_in_the_envs_wheels_are_a_warning_not_a_failure() {
     let f = d
         .findings
         .iter()
-        .find(|f| f.check == "onnxruntime_cuda_library_missing")
+        .find(|f| f.check == CheckId::OnnxruntimeCudaLibraryMissing)
         .unwrap();
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.title.contains("preload_dlls"), "{}", f.title);

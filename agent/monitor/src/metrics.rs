@@ -225,7 +225,7 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
                 &[
                     ("category", &r.category),
                     ("layer", r.layer.id()),
-                    ("check", &r.check),
+                    ("check", r.check.name()),
                 ],
                 1.0,
             );

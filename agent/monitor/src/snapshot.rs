@@ -10,7 +10,7 @@
 use gpukb_agent::host::Host;
 use gpukb_facts::fingerprint::NvmlFacts;
 use gpukb_facts::{Fingerprint, Observed};
-use gpukb_kb::diagnose::{CheckOutcome, Diagnosis};
+use gpukb_kb::diagnose::{CheckId, CheckOutcome, Diagnosis};
 use std::sync::Arc;
 
 /// A judged fingerprint at a time.
@@ -88,7 +88,7 @@ pub fn judge(
 
 /// The doctor's check that says the loaded kernel module and the driver's
 /// user-space differ (a reboot or module reload is pending).
-pub const UPGRADE_PENDING_CHECK: &str = "driver_userspace_mismatch";
+pub const UPGRADE_PENDING_CHECK: CheckId = CheckId::DriverUserspaceMismatch;
 
 /// True when the diagnosis says a driver upgrade waits for a reboot: the
 /// daemon then lets go of NVML so that it does not pin the old module.

@@ -11,7 +11,7 @@
 
 use gpukb_agent::host::Host;
 use gpukb_facts::Observed;
-use gpukb_kb::diagnose::{diagnose, CheckOutcome};
+use gpukb_kb::diagnose::{diagnose, CheckId, CheckOutcome};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -94,7 +94,7 @@ fn cheap_snapshot_keeps_every_verdict_and_every_check_it_can_decide() {
             d.findings
                 .iter()
                 .filter(|f| f.root_cause)
-                .map(|f| (f.check.clone(), f.severity))
+                .map(|f| (f.check, f.severity))
                 .collect::<Vec<_>>()
         };
         if roots(&before) != roots(&now) {
@@ -108,7 +108,7 @@ fn cheap_snapshot_keeps_every_verdict_and_every_check_it_can_decide() {
             if matches!(outcome, CheckOutcome::Undecided(_)) {
                 continue;
             }
-            let n = now.outcome(check);
+            let n = now.outcome(check.parse().unwrap());
             if &n != outcome {
                 lost.push(format!("{name}: {check}: {outcome:?} -> {n:?}"));
             }
@@ -143,7 +143,7 @@ fn checks_that_need_cuinit_stay_unknown_and_say_why() {
         },
     );
     let d = diagnose(&fp, "m", Some(&kb));
-    match d.outcome("cuda_init_failed") {
+    match d.outcome(CheckId::CudaInitFailed) {
         CheckOutcome::Undecided(why) => assert!(
             why.contains("cuInit") || why.contains("CUDA driver API"),
             "reason should name what was not called: {why}"
@@ -153,7 +153,7 @@ fn checks_that_need_cuinit_stay_unknown_and_say_why() {
     let u = d
         .undecided
         .iter()
-        .find(|u| u.check == "cuda_init_failed")
+        .find(|u| u.check == CheckId::CudaInitFailed)
         .expect("listed as undecided");
     assert!(u.reason.contains("cuInit") || u.reason.contains("CUDA driver API"));
 }

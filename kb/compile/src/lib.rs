@@ -125,9 +125,10 @@ impl Issues {
 }
 
 /// Reads and validates the knowledge base in `dir`; file names in issues start with
-/// `label` (`kb` for the repository's own). Only an unreadable `dir` or `dir/entries` is
-/// an error; everything wrong inside is an [`Issue`].
-pub fn compile(dir: &Path, label: &str) -> Result<Compiled, CompileError> {
+/// `label` (`kb` for the repository's own). `checks` are the doctor's check names: an
+/// entry whose `[[conditions]] when` names another is fatal. Only an unreadable `dir` or
+/// `dir/entries` is an error; everything wrong inside is an [`Issue`].
+pub fn compile(dir: &Path, label: &str, checks: &[&str]) -> Result<Compiled, CompileError> {
     let label = match label.trim_end_matches('/') {
         "" => label.to_string(),
         l => l.to_string(),
@@ -194,6 +195,22 @@ pub fn compile(dir: &Path, label: &str) -> Result<Compiled, CompileError> {
         }
         // Structural problems fail the build; coverage problems are lint-only.
         let mut hard = false;
+        for c in entry
+            .conditions
+            .iter()
+            .filter(|c| !checks.contains(&c.when.as_str()))
+        {
+            hard = true;
+            issues.push(
+                &rel,
+                Some(&stem),
+                format!(
+                    "condition when = \"{}\" is not a doctor check (kb/FORMAT.md's table lists them)",
+                    c.when
+                ),
+                true,
+            );
+        }
         for p in problems {
             hard |= p.hard;
             issues.push(&rel, Some(&stem), p.message, p.hard);

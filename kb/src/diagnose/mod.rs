@@ -1,7 +1,7 @@
 //! The diagnosis: the one place gpukb judges a machine. [`diagnose`] walks the
 //! chain GPU → kernel driver → container/WSL → CUDA driver API → CUDA
 //! libraries → framework → kernel image (→ Jetson) over a
-//! [`gpukb_facts::Fingerprint`], runs every typed check ([`checks`]), links
+//! [`gpukb_facts::Fingerprint`], runs every typed check ([`checks::CHECKS`]), links
 //! consequences to their root cause, gives each layer a status with the facts
 //! that prove it, and computes the fixes that fit this machine ([`fixes`]).
 //! The result is a serde [`Diagnosis`]; `cli` only renders it.
@@ -11,6 +11,7 @@ pub mod fixes;
 mod view;
 
 use crate::Kb;
+pub use checks::CheckId;
 use gpukb_facts::measured::ProbeEvidence;
 use gpukb_facts::{Fingerprint, Source};
 use schemars::JsonSchema;
@@ -188,7 +189,8 @@ pub struct Finding {
     /// Unique: the check, plus what it concerns (`torch_lacks_gpu_arch:gpu1`).
     pub id: String,
     /// Stable check name.
-    pub check: String,
+    #[schemars(with = "String")]
+    pub check: CheckId,
     /// One sentence for users.
     pub title: String,
     pub severity: Severity,
@@ -219,7 +221,8 @@ pub struct LayerReport {
 /// A check that could not be decided, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Undecided {
-    pub check: String,
+    #[schemars(with = "String")]
+    pub check: CheckId,
     pub reason: String,
 }
 
@@ -255,12 +258,12 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
-    /// The outcome of check `name` (`Undecided` for a name no check has).
-    pub fn outcome(&self, name: &str) -> CheckOutcome {
+    /// The outcome of check `id` (`Undecided` when it did not run).
+    pub fn outcome(&self, id: CheckId) -> CheckOutcome {
         self.checks
-            .get(name)
+            .get(id.name())
             .cloned()
-            .unwrap_or_else(|| CheckOutcome::Undecided(format!("no check named {name}")))
+            .unwrap_or_else(|| CheckOutcome::Undecided(format!("{id} did not run")))
     }
     /// The process exit code this verdict maps to (ok 0, warning 0 or 1 with
     /// `strict`, failure 1, unknown 3).
@@ -297,15 +300,15 @@ pub fn diagnose_with_probe(
     let mut checks = BTreeMap::new();
     let mut undecided = Vec::new();
     for check in checks::CHECKS {
+        let name = check.id.name().to_string();
         match (check.run)(&view) {
-            checks::Outcome::Found(mut f) => {
+            checks::Conclusion::Found(mut f) => {
                 let title = f.first().map(|x| x.title.clone()).unwrap_or_default();
                 // An info-only finding (a harmless duplicate, an idle link) does not
                 // confirm a diagnosis, except the context checks that say what this is.
-                let holds = checks::CONTEXT.contains(&check.name)
-                    || f.iter().any(|x| x.severity != Severity::Info);
+                let holds = check.context || f.iter().any(|x| x.severity != Severity::Info);
                 checks.insert(
-                    check.name.to_string(),
+                    name,
                     if holds {
                         CheckOutcome::Holds(title)
                     } else {
@@ -313,8 +316,8 @@ pub fn diagnose_with_probe(
                     },
                 );
                 for x in &mut f {
-                    checks::finalize_id(check.name, x);
-                    x.check = check.name.to_string();
+                    checks::finalize_id(check.id, x);
+                    x.check = check.id;
                     x.layer = check.layer;
                     if x.category.is_empty() {
                         x.category = check.category.to_string();
@@ -322,15 +325,15 @@ pub fn diagnose_with_probe(
                 }
                 findings.extend(f);
             }
-            checks::Outcome::Clear(why) => {
-                checks.insert(check.name.to_string(), CheckOutcome::Clear(why));
+            checks::Conclusion::Clear(why) => {
+                checks.insert(name, CheckOutcome::Clear(why));
             }
-            checks::Outcome::Undecided(why) => {
+            checks::Conclusion::Undecided(why) => {
                 undecided.push(Undecided {
-                    check: check.name.to_string(),
+                    check: check.id,
                     reason: why.clone(),
                 });
-                checks.insert(check.name.to_string(), CheckOutcome::Undecided(why));
+                checks.insert(name, CheckOutcome::Undecided(why));
             }
         }
     }
@@ -367,12 +370,12 @@ pub fn diagnose_with_probe(
 /// Marks a finding as a consequence when a finding it names as a possible
 /// cause is present (the first in the check's list wins).
 fn link_causes(findings: &mut [Finding]) {
-    let present: Vec<(String, String, Severity)> = findings
+    let present: Vec<(CheckId, String, Severity)> = findings
         .iter()
-        .map(|f| (f.check.clone(), f.id.clone(), f.severity))
+        .map(|f| (f.check, f.id.clone(), f.severity))
         .collect();
     for f in findings.iter_mut() {
-        let Some(check) = checks::CHECKS.iter().find(|c| c.name == f.check) else {
+        let Some(check) = checks::Check::of(f.check) else {
             continue;
         };
         if let Some((_, id, _)) = check.explained_by.iter().find_map(|cause| {
@@ -392,7 +395,7 @@ fn link_entries(kb: &Kb, findings: &mut [Finding]) {
     };
     for f in findings.iter_mut() {
         // Entries whose conditions name this check, then those of its category.
-        let mut ids = index.get(&f.check).cloned().unwrap_or_default();
+        let mut ids = index.get(f.check.name()).cloned().unwrap_or_default();
         if let Ok(same) = kb.list(Some(&f.category)) {
             for e in same {
                 if !ids.contains(&e.id) {
@@ -427,7 +430,10 @@ fn summary_of(verdict: Verdict, findings: &[Finding], view: &View) -> String {
         .count();
     match verdict {
         Verdict::Ok => format!("No broken link: {}", view.headline()),
-        Verdict::Unknown => match findings.iter().find(|f| f.check == "no_nvidia_gpu_visible") {
+        Verdict::Unknown => match findings
+            .iter()
+            .find(|f| f.check == CheckId::NoNvidiaGpuVisible)
+        {
             Some(f) => f.title.clone(),
             None if view.gpus().is_empty() => format!(
                 "No NVIDIA GPU visible to this input (NVML: {}; CUDA: {}; PCI bus: {})",

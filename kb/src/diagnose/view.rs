@@ -375,7 +375,7 @@ pub fn layers(v: &View, findings: &[Finding]) -> Vec<LayerReport> {
                     },
                     source: f.evidence.first().map(|e| e.source.clone()).unwrap_or(
                         Source::Derived {
-                            from: f.check.clone(),
+                            from: f.check.to_string(),
                         },
                     ),
                 });

@@ -1,0 +1,257 @@
+//! Checks of the GPU hardware: is an NVIDIA GPU visible at all, its memory
+//! (ECC, row remapping), throttling, the PCIe link, and the probe's measured rates.
+
+use super::support::*;
+use super::{Check, CheckId, Conclusion};
+use crate::diagnose::fixes;
+use crate::diagnose::view::View;
+use crate::diagnose::{Evidence, Layer, Severity};
+use gpukb_facts::Source;
+
+/// No NVIDIA device on the PCI bus, in NVML or in CUDA, while something here (a CUDA
+/// framework, CUDA_VISIBLE_DEVICES…) expects one: nothing above the hardware can work.
+/// Under WSL2 it is undecided (the GPU is behind /dev/dxg, not on the PCI bus).
+/// KB: `nvidia-smi-no-devices-found-rminitadapter`, `gpu-power-cables-not-connected`.
+pub(super) const NO_NVIDIA_GPU_VISIBLE: Check = Check {
+    id: CheckId::NoNvidiaGpuVisible,
+    layer: Layer::Hardware,
+    category: "no_nvidia_gpu",
+    explained_by: &[CheckId::WslLibcudaMissing],
+    context: false,
+    meaning: "no NVIDIA GPU is visible on the PCI bus, to NVML or to CUDA",
+    run: no_nvidia_gpu_visible,
+    fix: fixes::none,
+};
+
+fn no_nvidia_gpu_visible(v: &View) -> Conclusion {
+    if v.is_jetson() {
+        return Conclusion::Clear("a Jetson's integrated GPU".into());
+    }
+    let gpus = v.gpus();
+    if !gpus.is_empty() {
+        return Conclusion::Clear(format!("{} GPU(s) visible", gpus.len()));
+    }
+    if v.is_wsl() {
+        return Conclusion::Undecided(
+            "WSL2 shows the GPU through /dev/dxg, not on the PCI bus".into(),
+        );
+    }
+    let Some(pci) = v.pci_gpus() else {
+        return Conclusion::Undecided("the PCI bus was not observed and no GPU was listed".into());
+    };
+    if !pci.is_empty() {
+        return Conclusion::Clear(format!("{} NVIDIA GPU(s) on the PCI bus", pci.len()));
+    }
+    let src = v.fp.pci.source().clone();
+    let mut ev = vec![Evidence::new(
+        "no NVIDIA (10de) display or 3D controller on the PCI bus",
+        &src,
+    )];
+    match v.expects_gpu() {
+        Some(why) => {
+            ev.push(Evidence::new(
+                why.clone(),
+                &Source::Derived {
+                    from: "python environments, env".into(),
+                },
+            ));
+            found(
+                finding(
+                    None,
+                    format!("No NVIDIA GPU is visible, but {why}"),
+                    Severity::Failure,
+                    ev,
+                )
+                .confirm(&["lspci -nn | grep -i nvidia", "ls /dev/nvidia*"]),
+            )
+        }
+        None => found(finding(
+            None,
+            "No NVIDIA GPU visible, and nothing here expects one".into(),
+            Severity::Info,
+            ev,
+        )),
+    }
+}
+
+/// Failed or pending row remapping, pending page retirement, or uncorrectable ECC errors in
+/// NVML: the GPU needs a reset, or service when remapping failed.
+/// KB: `row-remap-pending-gpu-reset-required`, `xid-48-double-bit-ecc-error`, `cuda-uncorrectable-ecc-error-214`.
+pub(super) const GPU_MEMORY_FAULT: Check = Check {
+    id: CheckId::GpuMemoryFault,
+    layer: Layer::Hardware,
+    category: "ecc_row_remap",
+    explained_by: &[],
+    context: false,
+    meaning: "a GPU reports uncorrectable ECC errors, failed or pending row remapping",
+    run: gpu_memory_fault,
+    fix: fixes::gpu_memory_fault,
+};
+
+fn gpu_memory_fault(v: &View) -> Conclusion {
+    per_gpu(v, "memory faults", |g, _| {
+        let r = g.remapped_rows.as_ref();
+        if r.is_some_and(|r| r.failed) {
+            return Some((
+                format!(
+                    "GPU {} ({}): row remapping failed; the GPU needs service",
+                    g.index, g.name
+                ),
+                Severity::Failure,
+            ));
+        }
+        if r.is_some_and(|r| r.pending) || g.retired_pages_pending == Some(true) {
+            return Some((
+                format!(
+                    "GPU {} ({}): a row remap / page retirement is pending until the GPU is reset",
+                    g.index, g.name
+                ),
+                Severity::Warning,
+            ));
+        }
+        match g.ecc_uncorrected_aggregate {
+            Some(n) if n > 0 => Some((
+                format!(
+                    "GPU {} ({}): {n} uncorrectable ECC errors recorded",
+                    g.index, g.name
+                ),
+                Severity::Warning,
+            )),
+            _ => None,
+        }
+    })
+    .with_confirm(&["nvidia-smi -q -d ROW_REMAPPER,ECC"])
+}
+
+/// NVML clock-event reasons that hold the clocks down for heat or a hardware power brake
+/// (HW_SLOWDOWN, HW/SW_THERMAL_SLOWDOWN, HW_POWER_BRAKE_SLOWDOWN): the GPU runs slower than rated.
+/// KB: `gpu-thermal-slowdown`, `gpu-power-cap-or-power-brake-throttling`.
+pub(super) const THERMAL_OR_POWER_THROTTLING: Check = Check {
+    id: CheckId::ThermalOrPowerThrottling,
+    layer: Layer::Hardware,
+    category: "thermal_power_throttling",
+    explained_by: &[],
+    context: false,
+    meaning: "a GPU's clocks are held down by a thermal or hardware power reason",
+    run: throttling,
+    fix: fixes::none,
+};
+
+fn throttling(v: &View) -> Conclusion {
+    const BAD: &[&str] = &[
+        "HW_SLOWDOWN",
+        "HW_THERMAL_SLOWDOWN",
+        "SW_THERMAL_SLOWDOWN",
+        "HW_POWER_BRAKE_SLOWDOWN",
+    ];
+    per_gpu(v, "throttling", |g, _| {
+        let reasons = g.throttle_reasons.as_ref()?;
+        let bad: Vec<&str> = reasons
+            .iter()
+            .map(String::as_str)
+            .filter(|r| BAD.contains(r))
+            .collect();
+        (!bad.is_empty()).then(|| {
+            (
+                format!(
+                    "GPU {} ({}) is throttled: {}{}",
+                    g.index,
+                    g.name,
+                    bad.join(", "),
+                    g.temperature_c
+                        .map(|t| format!(" at {t} °C"))
+                        .unwrap_or_default()
+                ),
+                Severity::Warning,
+            )
+        })
+    })
+    .with_confirm(&["nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"])
+}
+
+/// A PCIe link narrower than its maximum, or a lower generation while not idle (an idle
+/// lower generation is normal power saving and only informational).
+/// KB: `pcie-link-trained-below-max`.
+pub(super) const PCIE_LINK_DEGRADED: Check = Check {
+    id: CheckId::PcieLinkDegraded,
+    layer: Layer::Hardware,
+    category: "pcie_link_downtrained",
+    explained_by: &[],
+    context: false,
+    meaning: "a GPU's PCIe link is narrower than its maximum, or slower under load",
+    run: pcie_link_degraded,
+    fix: fixes::none,
+};
+
+fn pcie_link_degraded(v: &View) -> Conclusion {
+    per_gpu(v, "PCIe link", |g, _| {
+        let idle = g
+            .throttle_reasons
+            .as_ref()
+            .is_some_and(|r| r.iter().any(|x| x == "GPU_IDLE"));
+        match (g.pcie_width_current, g.pcie_width_max) {
+            (Some(c), Some(m)) if c < m => {
+                return Some((
+                    format!("GPU {} ({}): PCIe link x{c} of x{m}", g.index, g.name),
+                    Severity::Warning,
+                ));
+            }
+            _ => {}
+        }
+        match (g.pcie_gen_current, g.pcie_gen_max) {
+            (Some(c), Some(m)) if c < m && !idle => Some((
+                format!(
+                    "GPU {} ({}): PCIe Gen{c} of Gen{m} while not idle",
+                    g.index, g.name
+                ),
+                Severity::Warning,
+            )),
+            (Some(c), Some(m)) if c < m => Some((
+                format!(
+                    "GPU {} ({}) idles at PCIe Gen{c} of Gen{m} (normal power saving)",
+                    g.index, g.name
+                ),
+                Severity::Info,
+            )),
+            _ => None,
+        }
+    })
+    .with_confirm(&["nvidia-smi -q -d PCIE   # under load: the generation rises when busy"])
+}
+
+/// A measured copy/FLOP/PCIe rate far below its reference (`gpukb doctor --probe`);
+/// throttling, a degraded link or a memory fault explain it.
+pub(super) const PROBE_THROUGHPUT_LOW: Check = Check {
+    id: CheckId::ProbeThroughputLow,
+    layer: Layer::Hardware,
+    category: "thermal_power_throttling",
+    explained_by: &[
+        CheckId::ThermalOrPowerThrottling,
+        CheckId::PcieLinkDegraded,
+        CheckId::GpuMemoryFault,
+    ],
+    context: false,
+    meaning: "a measured copy/FLOP/PCIe rate is far below its reference",
+    run: probe_throughput_low,
+    fix: fixes::none,
+};
+
+fn probe_throughput_low(v: &View) -> Conclusion {
+    match probed(v, "throughput", "measures far below its reference", |g| {
+        g.slow.clone()
+    }) {
+        Conclusion::Found(fs) => Conclusion::Found(
+            fs.into_iter()
+                .map(|mut f| {
+                    f.severity = Severity::Warning;
+                    f.confirm = vec![
+                        "gpukb probe".into(),
+                        "nvidia-smi -q -d PERFORMANCE,CLOCK".into(),
+                    ];
+                    f
+                })
+                .collect(),
+        ),
+        o => o,
+    }
+}
