@@ -186,3 +186,67 @@ fn wsl_libcuda_missing(v: &View) -> Conclusion {
         o => Conclusion::Undecided(o.why_not().unwrap_or("").to_string()),
     }
 }
+
+/// Under WSL2, a Linux NVIDIA driver installed inside the distribution (its
+/// packages, or its libcuda in the library directories): NVIDIA's CUDA on WSL
+/// User Guide says the Windows driver "will be stubbed inside the WSL 2 as
+/// libcuda.so, therefore users must not install any NVIDIA GPU Linux driver
+/// within WSL 2"; its libcuda shadows WSL's and finds no /dev/nvidia*.
+/// KB: `wsl2-linux-driver-installed-inside`.
+pub(super) const WSL_LINUX_DRIVER_INSTALLED: Check = Check {
+    id: CheckId::WslLinuxDriverInstalled,
+    layer: Layer::ContainerWsl,
+    category: "wsl_linux_driver_installed",
+    explained_by: &[],
+    context: false,
+    meaning: "under WSL2, a Linux NVIDIA driver is installed inside the distribution",
+    run: wsl_linux_driver_installed,
+    fix: fixes::none,
+};
+
+fn wsl_linux_driver_installed(v: &View) -> Conclusion {
+    let (w, wsrc) = match &v.fp.platform.wsl {
+        Observed::Found { value, source } => (value, source),
+        Observed::Absent { .. } => return Conclusion::Clear("not WSL2".into()),
+        o => return Conclusion::Undecided(format!("WSL2 files: {}", o.why_not().unwrap_or(""))),
+    };
+    let mut ev = Vec::new();
+    let loaded = v
+        .fp
+        .driver
+        .libcuda
+        .value()
+        .filter(|l| !l.real_path.starts_with("/usr/lib/wsl/"));
+    if let Some(l) = loaded {
+        ev.push(Evidence::new(format!("the loader picks libcuda.so.1 = {} ({}), not /usr/lib/wsl/lib's", l.real_path, l.found_via), &l.source));
+    }
+    if let Observed::Found { value, source } = &w.foreign_libcuda {
+        for p in value.iter().filter(|p| loaded.is_none_or(|l| &l.real_path != *p)) {
+            ev.push(Evidence::new(format!("{p} is a Linux driver's libcuda"), source));
+        }
+    }
+    let libcuda = !ev.is_empty();
+    if let Observed::Found { value, source } = &w.driver_packages {
+        if !value.is_empty() {
+            let names: Vec<String> = value.iter().map(|p| format!("{} {}", p.name, p.version)).collect();
+            ev.push(Evidence::new(format!("installed: {}", names.join(", ")), source));
+        }
+    }
+    if ev.is_empty() {
+        return match (&w.driver_packages, &w.foreign_libcuda) {
+            (Observed::Found { .. }, Observed::Found { .. }) => Conclusion::Clear("no Linux NVIDIA driver package or libcuda inside WSL2".into()),
+            (p, l) => Conclusion::Undecided(format!("packages: {}; libcuda: {}", p.why_not().unwrap_or("seen"), l.why_not().unwrap_or("seen"))),
+        };
+    }
+    let _ = wsrc;
+    let (title, sev) = if libcuda {
+        ("A Linux NVIDIA driver is installed inside WSL2: its libcuda shadows the one Windows' driver provides in /usr/lib/wsl/lib (NVIDIA: never install a Linux driver inside WSL 2)", Severity::Failure)
+    } else {
+        ("Linux NVIDIA driver packages are installed inside WSL2 (NVIDIA: never install a Linux driver inside WSL 2); WSL's libcuda is still the one found", Severity::Warning)
+    };
+    found(finding(None, title.into(), sev, ev).confirm(&[
+        "dpkg -l | grep -E '^ii +(nvidia-driver|libnvidia-compute|cuda-drivers)'",
+        "ldconfig -p | grep libcuda",
+        "ls -l /usr/lib/wsl/lib/libcuda*",
+    ]))
+}

@@ -99,9 +99,89 @@ fn mig_without_instances(v: &View) -> Conclusion {
             ),
             Severity::Failure,
         )),
+        (Some(true), None) if cuda_sees_no_device_on(v, g) => Some((
+            format!(
+                "GPU {} ({}) has MIG enabled and CUDA sees no device on it (NVML did not count its instances): no GPU/compute instance was created",
+                g.index, g.name
+            ),
+            Severity::Failure,
+        )),
         _ => None,
     })
-    .with_confirm(&["nvidia-smi mig -lgi"])
+    .with_confirm(&["nvidia-smi mig -lgi", "nvidia-smi mig -lci"])
+}
+
+/// Whether cuInit saw no CUDA device on NVML GPU `g` (no device at all, or
+/// none at its PCI bus id).
+fn cuda_sees_no_device_on(v: &View, g: &gpukb_facts::fingerprint::NvmlGpu) -> bool {
+    let Some(c) = v.fp.cuda.value() else {
+        return false;
+    };
+    match c.init.value().map(String::as_str) {
+        Some("CUDA_ERROR_NO_DEVICE") => true,
+        Some("CUDA_SUCCESS") => {
+            let key = g.pci_bus_id.as_deref().and_then(super::hardware::pci_key);
+            key.is_some()
+                && !c
+                    .devices
+                    .iter()
+                    .any(|d| super::hardware::pci_key(&d.pci_bus_id) == key)
+        }
+        _ => false,
+    }
+}
+
+/// The `libcuda.so.1` the user's torch process would load (the loader model's
+/// answer for torch, not gpukb's own copy) is the CUDA toolkit's stub
+/// (`…/lib64/stubs/libcuda.so`, for linking only): every CUDA call fails with
+/// `CUDA_ERROR_STUB_LIBRARY` (34, "CUDA driver is a stub library"; CUDA Driver
+/// API, Error Handling). Recognised by mechanism: the stub is installed only as an
+/// unversioned `libcuda.so` in a `stubs` directory, while the driver's
+/// `libcuda.so.1` resolves to `libcuda.so.<driver version>`.
+/// KB: `cuda-stub-library-loaded`.
+pub(super) const CUDA_STUB_LIBRARY_LOADED: Check = Check {
+    id: CheckId::CudaStubLibraryLoaded,
+    layer: Layer::CudaDriver,
+    category: "stub_libcuda_loaded",
+    explained_by: &[],
+    context: false,
+    meaning: "the libcuda.so.1 torch would load is the CUDA toolkit's stub, not the driver's",
+    run: cuda_stub_library_loaded,
+    fix: fixes::none,
+};
+
+/// Whether a resolved `libcuda.so.1` real path is the toolkit's stub.
+fn is_stub_libcuda(real: &str) -> bool {
+    real.split('/').any(|c| c == "stubs") || real.rsplit('/').next() == Some("libcuda.so")
+}
+
+fn cuda_stub_library_loaded(v: &View) -> Conclusion {
+    let mut seen = false;
+    let mut out = Vec::new();
+    for (e, t) in v.torches() {
+        for l in t.loads.iter().filter(|l| l.soname == "libcuda.so.1") {
+            seen = true;
+            let Some(path) = l.path.as_deref().filter(|p| is_stub_libcuda(p)) else {
+                continue;
+            };
+            let how = l.source.as_deref().unwrap_or(&l.via);
+            let title = format!("torch in {} would load the CUDA toolkit's stub libcuda ({path}, found through {how}), not the driver's: every CUDA call fails with error 34 (CUDA driver is a stub library)", e.site_packages);
+            let src = match l.rule {
+                Some(gpukb_facts::fingerprint::LoadRule::Preload) => Source::Env { var: "LD_PRELOAD".into() },
+                _ => Source::Env { var: "LD_LIBRARY_PATH".into() },
+            };
+            out.push(
+                finding(Some(e.site_packages.clone()), title.clone(), Severity::Failure, vec![Evidence::new(title, &src)])
+                    .affects(vec![Affects::library(path), Affects::env(&e.site_packages)])
+                    .confirm(&["echo $LD_LIBRARY_PATH", "LD_DEBUG=libs python3 -c 'import torch; torch.cuda.init()' 2>&1 | grep -E 'libcuda.so' | head"]),
+            );
+        }
+    }
+    match (seen, out.is_empty()) {
+        (_, false) => Conclusion::Found(out),
+        (true, true) => Conclusion::Clear("the libcuda.so.1 torch would load is the driver's, not a stub".into()),
+        (false, true) => Conclusion::Undecided("no torch install whose libcuda.so.1 the loader model resolved".into()),
+    }
 }
 
 /// Context: MIG mode is enabled, with instances.

@@ -74,13 +74,49 @@ pub(super) const LIBRARY_SHADOWED_BY_LD_LIBRARY_PATH: Check = Check {
     fix: fixes::library_shadowed_by_ld_library_path,
 };
 
+/// Libraries the NVIDIA driver installs (`libcuda`, `libnvidia-*`): no wheel pins
+/// them, and they are normal from whichever directory the loader finds them in
+/// (a container's `/usr/local/nvidia/lib64`, WSL's `/usr/lib/wsl/lib`).
+fn is_driver_library(soname: &str) -> bool {
+    soname.starts_with("libcuda.so")
+        || soname.starts_with("libnvidia-")
+        || soname.starts_with("libcudadebugger.so")
+}
+
+/// How a library came ahead of the wheel's copy, when it did: the variable and its name.
+fn shadowed_through(l: &gpukb_facts::fingerprint::ResolvedLibrary) -> Option<&'static str> {
+    use gpukb_facts::fingerprint::LoadRule;
+    match l.rule {
+        Some(LoadRule::LdLibraryPath) => Some("LD_LIBRARY_PATH"),
+        Some(LoadRule::Preload) => Some("LD_PRELOAD"),
+        None if l.via.contains("LD_LIBRARY_PATH") => Some("LD_LIBRARY_PATH"),
+        _ => None,
+    }
+}
+
+/// CUDA-numbered libraries (their soname's number is the CUDA major) whose
+/// version says which CUDA release they belong to.
+fn cuda_numbered(soname: &str) -> bool {
+    ["libcudart.so", "libcublas.so", "libcublasLt.so", "libnvrtc.so", "libnvJitLink.so"]
+        .iter()
+        .any(|p| soname.starts_with(p))
+}
+
+fn major_minor(v: &str) -> Option<(u32, u32)> {
+    let mut it = v.split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
 fn library_shadowed(v: &View) -> Conclusion {
     let mut out = Vec::new();
     for (e, t) in v.torches() {
         for l in &t.loads {
-            if !l.via.contains("LD_LIBRARY_PATH") || l.path.is_none() {
+            if l.path.is_none() || is_driver_library(&l.soname) {
                 continue;
             }
+            let Some(var) = shadowed_through(l) else {
+                continue;
+            };
             let family = l.soname.split(".so").next().unwrap_or("");
             let pinned = e.nvidia_wheels.iter().find(|w| {
                 let n = w.name.to_lowercase();
@@ -92,17 +128,22 @@ fn library_shadowed(v: &View) -> Conclusion {
             });
             let path = l.path.clone().unwrap_or_default();
             let title = match (pinned, &l.version) {
-                (Some(w), Some(ver)) if !ver.starts_with(&w.version) && !w.version.starts_with(ver.as_str()) => format!("torch loads {} {ver} from LD_LIBRARY_PATH ({path}), not the {} {} wheel it pins", l.soname, w.name, w.version),
+                (Some(w), Some(ver)) if !ver.starts_with(&w.version) && !w.version.starts_with(ver.as_str()) => format!("torch loads {} {ver} from {var} ({path}), not the {} {} wheel it pins", l.soname, w.name, w.version),
                 (Some(_), _) => continue,
-                (None, _) => format!("torch loads {} from LD_LIBRARY_PATH ({path})", l.soname),
+                // No pin (Jetson's documented LD_LIBRARY_PATH=/usr/local/cuda/lib64, NGC images):
+                // normal, unless it is a CUDA-numbered library older than torch's CUDA.
+                (None, ver) => match (cuda_numbered(&l.soname), ver.as_deref().and_then(major_minor), t.cuda) {
+                    (true, Some(lv), Some(tc)) if lv < (tc.major, tc.minor) => format!("torch {} (CUDA {tc}) loads {} {} from {var} ({path}): older than the CUDA it was built with", t.version, l.soname, ver.as_deref().unwrap_or("")),
+                    _ => continue,
+                },
             };
-            out.push(finding(Some(l.soname.clone()), title.clone(), Severity::Warning, vec![Evidence::new(title, &Source::Env { var: "LD_LIBRARY_PATH".into() })])
+            out.push(finding(Some(l.soname.clone()), title.clone(), Severity::Warning, vec![Evidence::new(title, &Source::Env { var: var.into() })])
                 .affects(vec![Affects::library(&path), Affects::env(&e.site_packages)])
-                .confirm(&["echo $LD_LIBRARY_PATH", "LD_DEBUG=libs python3 -c 'import torch' 2>&1 | grep -E 'cudnn|cublas|nccl' | head"]));
+                .confirm(&[&format!("echo ${var}"), "LD_DEBUG=libs python3 -c 'import torch' 2>&1 | grep -E 'cudnn|cublas|nccl' | head"]));
         }
     }
     if out.is_empty() {
-        Conclusion::Clear("no torch library comes from LD_LIBRARY_PATH against its pin".into())
+        Conclusion::Clear("no CUDA library torch loads comes from LD_LIBRARY_PATH or LD_PRELOAD against its pin".into())
     } else {
         Conclusion::Found(out)
     }

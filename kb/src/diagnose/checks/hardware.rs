@@ -5,8 +5,8 @@ use super::support::*;
 use super::{Check, CheckId, Conclusion};
 use crate::diagnose::fixes;
 use crate::diagnose::view::View;
-use crate::diagnose::{Evidence, Layer, Severity};
-use gpukb_facts::Source;
+use crate::diagnose::{Evidence, Finding, Layer, Severity};
+use gpukb_facts::{Observed, Source};
 
 /// No NVIDIA device on the PCI bus, in NVML or in CUDA, while something here (a CUDA
 /// framework, CUDA_VISIBLE_DEVICES…) expects one: nothing above the hardware can work.
@@ -253,5 +253,124 @@ fn probe_throughput_low(v: &View) -> Conclusion {
                 .collect(),
         ),
         o => o,
+    }
+}
+
+/// A GPU the driver reported fallen off the bus in this boot's kernel log
+/// (Xid 79), or, where the kernel log cannot be read, a GPU on the PCI bus
+/// (bound to nvidia) that NVML does not list or reports lost: the driver can
+/// no longer reach it until the machine is power-cycled.
+/// KB: `xid-79-gpu-fallen-off-the-bus`.
+pub(super) const GPU_FELL_OFF_BUS: Check = Check {
+    id: CheckId::GpuFellOffBus,
+    layer: Layer::Hardware,
+    category: "xid_hardware",
+    explained_by: &[CheckId::OpenModuleRequired, CheckId::DriverBranchDropsGpu],
+    context: false,
+    meaning: "a GPU fell off the bus (Xid 79 in this boot's kernel log), or is on the PCI bus but lost to NVML",
+    run: gpu_fell_off_bus,
+    fix: fixes::none,
+};
+
+/// `(domain, bus, device)` of a PCI address in any of the forms sysfs
+/// (`0000:3b:00.0`), NVML (`00000000:3B:00.0`) and the driver's log
+/// (`PCI:0000:3b:00`) write it.
+pub(super) fn pci_key(addr: &str) -> Option<(u32, u8, u8)> {
+    let a = addr.trim().trim_start_matches("PCI:");
+    let mut parts: Vec<&str> = a.split(':').collect();
+    let dev_fn = parts.pop()?;
+    let dev = dev_fn.split('.').next()?;
+    let bus = parts.pop()?;
+    let dom = parts.pop().unwrap_or("0");
+    Some((
+        u32::from_str_radix(dom, 16).ok()?,
+        u8::from_str_radix(bus, 16).ok()?,
+        u8::from_str_radix(dev, 16).ok()?,
+    ))
+}
+
+/// NVIDIA GPUs bound to `nvidia` on the PCI bus that NVML does not list, or
+/// lists as lost (`NVML_ERROR_GPU_IS_LOST`), with what says so.
+fn lost_to_nvml(v: &View) -> Option<Vec<(String, String, Source)>> {
+    let Observed::Found { value: nvml, source: nsrc } = &v.fp.nvml else {
+        return None;
+    };
+    let Observed::Found { value: pci, .. } = &v.fp.pci else {
+        return None;
+    };
+    let listed: Vec<(u32, u8, u8)> = nvml
+        .gpus
+        .iter()
+        .filter(|g| !g.unavailable.iter().any(|u| u.contains("GPU_IS_LOST")))
+        .filter_map(|g| g.pci_bus_id.as_deref().and_then(pci_key))
+        .collect();
+    let mut out = Vec::new();
+    for d in pci.iter().filter(|d| d.is_nvidia_gpu()) {
+        if d.driver.value().map(String::as_str) != Some("nvidia") {
+            continue;
+        }
+        if pci_key(&d.address).is_some_and(|k| !listed.contains(&k)) {
+            out.push((
+                d.address.clone(),
+                format!("{} is an NVIDIA GPU bound to nvidia on the PCI bus; NVML lists {} GPU(s), not this one", d.address, listed.len()),
+                nsrc.clone(),
+            ));
+        }
+    }
+    for g in nvml.gpus.iter().filter(|g| g.unavailable.iter().any(|u| u.contains("GPU_IS_LOST"))) {
+        if out.is_empty() || g.pci_bus_id.is_some() {
+            let what = g.unavailable.iter().find(|u| u.contains("GPU_IS_LOST")).cloned().unwrap_or_default();
+            out.push((g.pci_bus_id.clone().unwrap_or_else(|| format!("NVML GPU {}", g.index)), what, nsrc.clone()));
+        }
+    }
+    Some(out)
+}
+
+fn gpu_fell_off_bus(v: &View) -> Conclusion {
+    let lost = lost_to_nvml(v);
+    match &v.fp.kernel_log {
+        Observed::Found { value, source } => {
+            let mut out: Vec<Finding> = Vec::new();
+            for e in value.fell_off_bus() {
+                let key = pci_key(&e.gpu);
+                if out.iter().any(|f| f.id == e.gpu) {
+                    continue;
+                }
+                let title = format!("GPU {} has fallen off the bus (Xid 79 in this boot's kernel log): the driver cannot reach it until the machine is power-cycled", e.gpu);
+                let mut ev = vec![Evidence::new(e.message.clone(), source)];
+                if let Some((addr, why, s)) = lost.iter().flatten().find(|(a, _, _)| pci_key(a) == key) {
+                    let _ = addr;
+                    ev.push(Evidence::new(why.clone(), s));
+                }
+                out.push(
+                    finding(Some(e.gpu.clone()), title, Severity::Failure, ev)
+                        .confirm(&["sudo dmesg | grep -E 'NVRM: Xid|fallen off the bus'", "nvidia-smi", "lspci -nn | grep -i nvidia"]),
+                );
+            }
+            if out.is_empty() {
+                Conclusion::Clear(format!("no Xid 79 in this boot's kernel log ({} records read)", value.records))
+            } else {
+                Conclusion::Found(out)
+            }
+        }
+        klog => match lost {
+            Some(l) if !l.is_empty() => Conclusion::Found(
+                l.into_iter()
+                    .map(|(addr, why, s)| {
+                        let title = format!("GPU {addr} is on the PCI bus but lost to NVML: it may have fallen off the bus (the kernel log, which would show Xid 79, is not readable here)");
+                        finding(Some(addr), title, Severity::Failure, vec![
+                            Evidence::new(why, &s),
+                            Evidence::new(format!("kernel log: {}", klog.why_not().unwrap_or("")), klog.source()),
+                        ])
+                        .confirm(&["sudo dmesg | grep -E 'NVRM: Xid|fallen off the bus'", "nvidia-smi", "lspci -nn | grep -i nvidia"])
+                    })
+                    .collect(),
+            ),
+            Some(_) => Conclusion::Clear("every NVIDIA GPU on the PCI bus is listed by NVML".into()),
+            None => Conclusion::Undecided(format!(
+                "the kernel log is not observed ({}) and NVML or the PCI bus is not either",
+                klog.why_not().unwrap_or("")
+            )),
+        },
     }
 }

@@ -25,6 +25,9 @@ pub(super) const NOUVEAU_BOUND: Check = Check {
 };
 
 fn nouveau_bound(v: &View) -> Conclusion {
+    if let Some(c) = no_module_by_design(v) {
+        return c;
+    }
     let pci_nouveau = v.pci_gpus().and_then(|g| {
         g.into_iter()
             .find(|p| p.driver.value().is_some_and(|d| d == "nouveau"))
@@ -78,6 +81,9 @@ pub(super) const SECURE_BOOT_BLOCKS_MODULE: Check = Check {
 };
 
 fn secure_boot_blocks_module(v: &View) -> Conclusion {
+    if let Some(c) = no_module_by_design(v) {
+        return c;
+    }
     match gpu_without_module(v) {
         Err(e) => return Conclusion::Undecided(e),
         Ok(false) => {
@@ -126,6 +132,9 @@ pub(super) const DRIVER_NOT_BUILT_FOR_RUNNING_KERNEL: Check = Check {
 };
 
 fn driver_not_built_for_running_kernel(v: &View) -> Conclusion {
+    if let Some(c) = no_module_by_design(v) {
+        return c;
+    }
     match gpu_without_module(v) {
         Err(e) => return Conclusion::Undecided(e),
         Ok(false) => {
@@ -164,6 +173,9 @@ pub(super) const DRIVER_NOT_INSTALLED: Check = Check {
 };
 
 fn driver_not_installed(v: &View) -> Conclusion {
+    if let Some(c) = no_module_by_design(v) {
+        return c;
+    }
     match gpu_without_module(v) {
         Err(e) => return Conclusion::Undecided(e),
         Ok(false) => {
@@ -216,6 +228,9 @@ pub(super) const DRIVER_NOT_LOADED: Check = Check {
 };
 
 fn driver_not_loaded(v: &View) -> Conclusion {
+    if let Some(c) = no_module_by_design(v) {
+        return c;
+    }
     match gpu_without_module(v) {
         Err(e) => Conclusion::Undecided(e),
         Ok(false) => Conclusion::Clear("the nvidia module is loaded (or there is no GPU)".into()),
@@ -417,6 +432,9 @@ pub(super) const NVIDIA_UVM_NOT_LOADED: Check = Check {
 };
 
 fn nvidia_uvm_not_loaded(v: &View) -> Conclusion {
+    if let Some(c) = no_module_by_design(v) {
+        return c;
+    }
     match nvidia_loaded(v) {
         Err(e) => Conclusion::Undecided(e),
         Ok(false) => Conclusion::Clear("nvidia is not loaded (another check covers that)".into()),
@@ -587,4 +605,15 @@ pub(super) fn nvml_mismatch(v: &View) -> Option<(String, Source)> {
         }
         _ => None,
     }
+}
+
+/// Under WSL2 there is no NVIDIA kernel module by design: the Windows driver
+/// reaches the GPU through `/dev/dxg` (NVIDIA: CUDA on WSL User Guide), so the
+/// module checks clear instead of finding a missing module.
+fn no_module_by_design(v: &View) -> Option<Conclusion> {
+    v.is_wsl().then(|| {
+        Conclusion::Clear(
+            "WSL2 has no NVIDIA kernel module by design: the Windows driver reaches the GPU through /dev/dxg".into(),
+        )
+    })
 }

@@ -93,6 +93,9 @@ const CUDA_CAUSES: &[CheckId] = &[
     CheckId::CudaVisibleDevicesHidesGpus,
     CheckId::MigWithoutInstances,
     CheckId::GpuMemoryFault,
+    CheckId::GpuFellOffBus,
+    CheckId::WslLinuxDriverInstalled,
+    CheckId::CudaStubLibraryLoaded,
 ];
 
 /// Every check, in the order the doctor runs them (the order of [`CheckId::ALL`]).
@@ -101,6 +104,7 @@ pub const CHECKS: &[Check] = &[
     hardware::GPU_MEMORY_FAULT,
     hardware::THERMAL_OR_POWER_THROTTLING,
     hardware::PCIE_LINK_DEGRADED,
+    hardware::GPU_FELL_OFF_BUS,
     kernel_driver::NOUVEAU_BOUND,
     kernel_driver::SECURE_BOOT_BLOCKS_MODULE,
     kernel_driver::DRIVER_NOT_BUILT_FOR_RUNNING_KERNEL,
@@ -117,7 +121,9 @@ pub const CHECKS: &[Check] = &[
     container_wsl::CONTAINER_WITHOUT_GPU,
     container_wsl::CONTAINER_SHIPS_DRIVER_LIBRARIES,
     container_wsl::WSL_LIBCUDA_MISSING,
+    container_wsl::WSL_LINUX_DRIVER_INSTALLED,
     cuda_driver::CUDA_VISIBLE_DEVICES_HIDES_GPUS,
+    cuda_driver::CUDA_STUB_LIBRARY_LOADED,
     cuda_driver::MIG_WITHOUT_INSTANCES,
     cuda_driver::MIG_ENABLED,
     cuda_driver::CUDA_INIT_FAILED,
