@@ -45,8 +45,14 @@ fn replaying_a_capture_reproduces_the_fingerprint_it_recorded() {
         recorded.driver.installed_modules = replayed.driver.installed_modules.clone();
         // Framework builds (JAX plugin, CuPy…) are read from listings the capture
         // recorded, by a reader newer than the recorded fingerprint.
+        // So are torch's loads: the loader model (agent/src/loader) resolves every
+        // CUDA library the process loads, with its rule, where the recorded
+        // fingerprint resolved only libtorch_cuda.so's NEEDED entries.
         for (r, p) in recorded.python.iter_mut().zip(&replayed.python) {
             r.frameworks = p.frameworks.clone();
+            if let (Some(rt), Some(pt)) = (r.torch.as_mut(), p.torch.as_ref()) {
+                rt.loads = pt.loads.clone();
+            }
         }
         assert_eq!(
             replayed, recorded,

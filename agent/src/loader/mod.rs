@@ -78,7 +78,11 @@ pub trait ObjectFs {
 impl ObjectFs for Host {
     fn realpath(&self, path: &str) -> Result<Option<String>, HostError> {
         match self.canonicalize(path) {
-            Err(HostError::NotCaptured { .. }) => Ok(None),
+            // A file whose ELF summary the capture holds is there as named.
+            Err(HostError::NotCaptured { .. }) => match self.elf(path) {
+                Ok(Some(_)) => Ok(Some(path.to_string())),
+                _ => Ok(None),
+            },
             r => r,
         }
     }

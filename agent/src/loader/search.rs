@@ -368,6 +368,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
 
     fn dynamic(&self, real: &str) -> Result<ElfInfo, LoadError> {
         match self.fs.dynamic(real) {
+            Err(_) if self.keep_going => Ok(ElfInfo::default()),
             Ok(Some(info)) => Ok(info),
             Ok(None) => Err(LoadError::Invalid {
                 path: real.into(),
@@ -518,8 +519,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
     /// `search_cache` (glibc 2.36 elf/dl-cache.c): among the entries of
     /// that name with the loader's flags, the best supported `glibc-hwcaps`
     /// entry (they are listed first), else the first plain entry whose
-    /// legacy hwcap bits the loader accepts (only `tls` and the platform are
-    /// modelled).
+    /// legacy hwcap bits the loader accepts ([`Target::cache_hwcap_allowed`]).
     fn cache_lookup(&self, name: &str) -> Option<&'a CacheEntry> {
         let mut best: Option<(&CacheEntry, usize)> = None;
         for e in self.cache.iter().filter(|e| e.soname == name) {
@@ -541,7 +541,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             if best.is_some() {
                 break;
             }
-            if e.hwcap & !(1u64 << 63) != 0 {
+            if e.hwcap & !self.target.cache_hwcap_allowed != 0 {
                 continue;
             }
             return Some(e);
@@ -596,7 +596,15 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         let Some(real) = self.fs.realpath(path)? else {
             return Ok(None);
         };
-        match self.fs.ident(&real)? {
+        let ident = match self.fs.ident(&real) {
+            // Keeping going, a file whose header cannot be read is taken as it is named.
+            Err(_) if self.keep_going => return Ok(Some(real)),
+            r => r?,
+        };
+        match ident {
+            // Keeping going (the fingerprint), a file that is not ELF is reported
+            // where it is (a placeholder in a copied root), not a failed load.
+            None if self.keep_going => Ok(Some(real)),
             None => Err(LoadError::Invalid {
                 path: path.into(),
                 reason: "invalid ELF header".into(),

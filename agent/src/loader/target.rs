@@ -24,6 +24,10 @@ pub struct Target {
     /// 0x303 on x86-64 (sysdeps/unix/sysv/linux/x86_64/dl-cache.h), 0xa03 on
     /// AArch64 (sysdeps/unix/sysv/linux/aarch64/dl-cache.h).
     pub cache_flags: u32,
+    /// The legacy hwcap bits of a cache entry the loader accepts (glibc 2.36
+    /// elf/dl-cache.c `hwcap_exclude`: the TLS bit 63, and `dl_hwcap`;
+    /// ldconfig records an entry under `x86_64/` as bit 1, under `tls/` as bit 63).
+    pub cache_hwcap_allowed: u64,
     /// The default search directories, in order (`ld.so --help`, "system
     /// search path"; elf/dl-load.c `_dl_init_paths` from `SYSTEM_DIRS`).
     pub default_dirs: Vec<String>,
@@ -138,6 +142,7 @@ impl Target {
             class: CLASS_64,
             machine: if x86 { EM_X86_64 } else { EM_AARCH64 },
             cache_flags: if x86 { 0x303 } else { 0xa03 },
+            cache_hwcap_allowed: if x86 { (1 << 63) | 0x2 } else { 1 << 63 },
             system_dirs: default_dirs.clone(),
             default_dirs,
             hwcaps,

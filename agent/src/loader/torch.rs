@@ -73,7 +73,8 @@ pub fn torch_process<'a>(
         .find(|e| e.kind == EntryKind::File && e.name.starts_with("_C.") && e.name.ends_with(".so"))
         .map(|e| format!("{site}/torch/{}", e.name));
     for path in c_ext.into_iter().chain([format!("{lib}/libtorch_cuda.so")]) {
-        if host.exists(&path).unwrap_or(false) {
+        // (A capture may hold the ELF summary of a file it never resolved.)
+        if host.exists(&path).unwrap_or(false) || matches!(host.elf(&path), Ok(Some(_))) {
             record(&mut p, 0, &path);
         }
     }
