@@ -147,8 +147,11 @@ const EFFECTS: &[(Effect, &str)] = &[
 /// queries, builds, runs of the user's own program, shell variables.
 const INERT: &str = r"^(#|P$|Q$|S$|\.\.\.|[A-Za-z_]+=\S*$|apt-get\s+-y\s+update|\S*/nvidia-smi\b|autotag\b|ds_report\b|ollama\b|python3?\s+-W\b|\S+\.py\b|swapon\s+--show|ldconfig\s+-p|dirname\b|:\$|/\S*lib:\$|ls\b|cat\b|grep\b|egrep\b|awk\b|sed\s+[^-]|sed\s+-n|head\b|tail\b|sort\b|uniq\b|wc\b|tr\b|cut\b|paste\b|echo\b|printf\b|nvidia-smi\b|python3?\s+-c\b|python3?\s+(-m\s+venv\b|\S+\.py\b)|python3?\s+-m\s+(torch\.utils\.collect_env|xformers\.info|pip\s+(list|show|check|freeze|debug)|bitsandbytes)|pip3?\s+(list|show|check|freeze|debug|download|index)\b|conda\s+(list|info|env\s+list)\b|uname\b|lspci\b|lsmod\b|modinfo\b|dmesg\b|journalctl\b|ldd\b|readlink\b|realpath\b|find\b|which\b|command\s+-v|type\b|dpkg\s+(-l|-L|-S|--list)|dpkg-query\b|rpm\s+-q|apt-cache\b|apt\s+(list|policy|show|search)\b|apt(-get)?\s+update\b|dnf\s+(list|info|check-update)|ubuntu-drivers\s+(devices|list)|mokutil\s+--(sb-state|list-enrolled|test-key)|nvcc\b|ptxas\b|cuobjdump\b|nvdisasm\b|gpukb\b|export\b|unset\b|env\b|set\b|cd\b|true\b|false\b|test\b|\[|if\b|then\b|else\b|fi\b|for\b|do\b|done\b|ps\b|fuser\b|lsof\b|systemctl\s+(status|is-active|is-enabled|list-units|cat)\b|nvidia-ctk\s+(--version|cdi\s+list)|nvidia-container-cli\b|dcgmi\b|nvpmodel\s+-q|jetson_clocks\s+--show|tegrastats\b|curl\b|wget\b|git\s+clone\b|cmake\b|make\b|ninja\b|python3?\s+setup\.py\b|torchrun\b|vllm\b|trtexec\b|compute-sanitizer\b|nsys\b|ncu\b|stat\b|id\b|groups\b|getent\b|nproc\b|free\b|df\b|du\b|mount\b|ulimit\b|bash\s+\S+\.sh|source\b|\.\s|jq\b|deactivate\b|conda\s+activate\b|hostname\b|ip\b|ibv_devinfo\b|ibstat\b|numactl\b|nvidia-bug-report\.sh|wsl\s+(-l|--list|--status|--version))";
 
-fn compiled() -> &'static (Vec<(Effect, Regex)>, Regex, Regex, Regex) {
-    static R: OnceLock<(Vec<(Effect, Regex)>, Regex, Regex, Regex)> = OnceLock::new();
+/// The effect patterns, then INERT, code and prose.
+type Tables = (Vec<(Effect, Regex)>, Regex, Regex, Regex);
+
+fn compiled() -> &'static Tables {
+    static R: OnceLock<Tables> = OnceLock::new();
     R.get_or_init(|| {
         let effects = EFFECTS
             .iter()
@@ -207,6 +210,7 @@ fn segments(step: &str) -> Vec<String> {
     }
     let sudo = Regex::new(r"^(sudo\s+(-E\s+)?)+").unwrap();
     let assign = Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+(\S)").unwrap();
+    let whole_token = Regex::new("^\u{1}[0-9]+\u{2}$").unwrap();
     for seg in Regex::new(r"&&|\|\||;|\||`").unwrap().split(&code) {
         let mut w = sudo.replace(seg.trim(), "").into_owned();
         while let Some(c) = assign.captures(&w) {
@@ -215,7 +219,7 @@ fn segments(step: &str) -> Vec<String> {
         }
         let w = sudo.replace(&w, "").into_owned();
         if !w.is_empty() {
-            let whole = Regex::new("^\u{1}[0-9]+\u{2}$").unwrap().is_match(&w);
+            let whole = whole_token.is_match(&w);
             out.push(if whole { "P".into() } else { restore(&w) });
         }
     }
@@ -433,4 +437,31 @@ fn every_command_doctor_prints_over_the_fixtures_is_classified() {
             "no fixture prints a {e:?} fix: {seen:?}"
         );
     }
+}
+
+#[test]
+fn package_holds_never_catch_the_container_toolkit() {
+    // newcomer.md Problem 2: `apt-mark hold $(... | grep -E '^(nvidia-|libnvidia-)')`
+    // also holds nvidia-container-toolkit and libnvidia-container1, blocking
+    // their security updates.
+    let grep = Regex::new(r#"grep\s+-E\s+(?:--\s+)?(?:'([^']*)'|"([^"]*)")"#).unwrap();
+    let mut bad = Vec::new();
+    for (id, s) in kb_steps() {
+        if !effects_of(&s).is_ok_and(|e| e.contains(&Effect::PackageHold)) {
+            continue;
+        }
+        for c in grep.captures_iter(&s) {
+            let pat = c.get(1).or(c.get(2)).unwrap().as_str();
+            let pat = pat.replace("${BR}", "580").replace("$BR", "580");
+            let re = Regex::new(&pat).unwrap_or_else(|e| panic!("{id}: {pat}: {e}"));
+            let caught: Vec<&str> = ["nvidia-container-toolkit", "libnvidia-container1"]
+                .into_iter()
+                .filter(|p| re.is_match(p))
+                .collect();
+            if !caught.is_empty() && !s.contains("grep -v container") {
+                bad.push(format!("{id}: {s:?} holds {caught:?}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
