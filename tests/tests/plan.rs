@@ -126,6 +126,23 @@ fn h200_capture_gets_the_newest_build_and_the_contract_keys() {
 }
 
 #[test]
+fn the_uv_alternative_names_the_backend_and_no_cuda_version_as_a_driver_version() {
+    // kb-audit E3: `UV_CUDA_DRIVER_VERSION=13.0 uv pip install ... --torch-backend=cu132`.
+    // uv reads that variable as a driver version (550.144.03), and only with
+    // --torch-backend=auto (astral-sh/uv#12070).
+    let (_, v) = plan(&["--gpu", "H100", "--driver", "580.65.06"]);
+    let alts = v["torch"]["recommended"]["alternatives"]
+        .as_array()
+        .unwrap();
+    let uv = alts.iter().find(|a| a["tool"] == "uv").unwrap()["command"]
+        .as_str()
+        .unwrap();
+    assert!(!uv.contains("UV_CUDA_DRIVER_VERSION"), "{uv}");
+    let variant = rec(&v).1;
+    assert!(uv.ends_with(&format!("--torch-backend={variant}")), "{uv}");
+}
+
+#[test]
 fn pascal_is_dropped_by_recent_wheels() {
     // uv#14742: a GTX 1080 Ti (CC 6.1) on a CUDA 12.8 driver. cu128 from 2.7
     // and every cu13x wheel start at sm_70/sm_75 (wheel read; PR #147607);

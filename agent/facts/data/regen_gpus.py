@@ -52,6 +52,19 @@ def segment_class(seg, name):
     return "geforce"
 
 
+# pci.ids chip-code prefix -> the architecture it names. A device whose chip
+# contradicts the product its marketing name matches is left out: pci.ids names
+# 10de:11c7 "GK106 [GeForce GTX 750 Ti]" (a Kepler GK106, CC 3.0), and the
+# GeForce GTX 750 Ti row is the Maxwell GM107 (CC 5.0) (kb-audit E4).
+CHIP_ARCH = {"GK": "Kepler", "GM": "Maxwell", "GP": "Pascal", "GV": "Volta", "TU": "Turing",
+             "GA": "Ampere", "AD": "Ada", "GH": "Hopper", "GB": "Blackwell"}
+
+
+def chip_agrees(pci_text, architecture):
+    arch = CHIP_ARCH.get(pci_text[:2]) if pci_text[2:3].isdigit() else None
+    return arch is None or architecture.startswith(arch)
+
+
 def main():
     research, pci_ids, pci_version = sys.argv[1:4]
     rows = []
@@ -78,6 +91,7 @@ def main():
     for r in rows:
         for n in [r["name"]] + [a for a in r["aliases"].split(";") if a]:
             names.setdefault(norm(n), r["name"])
+    arch_of = {r["name"]: r["architecture"] for r in rows}
     out, vendor = [], False
     for line in open(pci_ids, encoding="utf-8", errors="replace"):
         if line.startswith("10de "):
@@ -95,6 +109,9 @@ def main():
             key = norm(cand)
             key2 = re.sub(r" (\d+gb|pcie|sxm\d?|nvl|hbm\d e?|mobile|laptop gpu|max q|lite hash rate)\b.*$", "", key)
             gpu = names.get(key) or names.get(key2)
+            if gpu and not chip_agrees(text.strip(), arch_of[gpu]):
+                print(f"10de:{dev} {text.strip()!r}: chip contradicts {gpu} ({arch_of[gpu]}); left out", file=sys.stderr)
+                break
             if gpu:
                 out.append({"pci_id": f"10de:{dev}", "pci_name": text.strip(), "gpu": gpu,
                             "source": f"PCI ID Repository pci.ids {pci_version}"})

@@ -83,8 +83,9 @@ pub fn gpu_table() -> &'static [GpuRow] {
     })
 }
 
-fn pci_table() -> &'static [(u16, String, String)] {
-    static T: OnceLock<Vec<(u16, String, String)>> = OnceLock::new();
+/// `(device id, pci.ids name, product, source)` of `gpu_pci_ids.csv`.
+fn pci_rows() -> &'static [(u16, String, String, String)] {
+    static T: OnceLock<Vec<(u16, String, String, String)>> = OnceLock::new();
     T.get_or_init(|| {
         gpukb_jetson::csv::parse(PCI_CSV)
             .into_iter()
@@ -92,6 +93,7 @@ fn pci_table() -> &'static [(u16, String, String)] {
                 let id = r.get("pci_id")?.trim().strip_prefix("10de:")?;
                 Some((
                     u16::from_str_radix(id, 16).ok()?,
+                    r.get("pci_name")?.trim().to_string(),
                     r.get("gpu")?.trim().to_string(),
                     r.get("source")?.trim().to_string(),
                 ))
@@ -163,18 +165,27 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
         .or_else(|| lower.strip_prefix("0x10de:"))
     {
         if let Ok(dev) = u16::from_str_radix(id.trim_start_matches("0x"), 16) {
-            if let Some((_, gpu, src)) = pci_table().iter().find(|(d, _, _)| *d == dev) {
+            if let Some((_, _, gpu, src)) = pci_rows().iter().find(|(d, _, _, _)| *d == dev) {
                 if let Some(r) = gpu_table().iter().find(|r| &r.name == gpu) {
                     return Ok(row_resolved(r, format!("{src}; {}", r.source)));
                 }
             }
         }
+        let known = u16::from_str_radix(id.trim_start_matches("0x"), 16)
+            .ok()
+            .and_then(crate::driver_choice::lookup_device)
+            .filter(|r| !r.chip.is_empty());
         return Err(UnknownGpu {
             given: t.to_string(),
-            nearest: vec![
-                "(PCI id not in the PCI ID table; give the product name or its compute capability)"
-                    .into(),
-            ],
+            nearest: vec![match known {
+                Some(r) => format!(
+                    "(pci.ids names it {:?}, a {} chip; give the product name or its compute capability)",
+                    r.pci_name,
+                    crate::driver_choice::Generation::from_chip(&r.chip)
+                        .map_or("not-a-GPU", |g| g.word())
+                ),
+                None => "(PCI id not in the PCI ID table; give the product name or its compute capability)".into(),
+            }],
         });
     }
     if lower.starts_with("sm_") || lower.chars().all(|c| c.is_ascii_digit() || c == '.') {
@@ -301,7 +312,7 @@ pub fn lookup_name(name: &str) -> Option<&'static GpuRow> {
 
 /// Looks a GPU up by PCI device id.
 pub fn lookup_pci(device: u16) -> Option<&'static GpuRow> {
-    let (_, gpu, _) = pci_table().iter().find(|(d, _, _)| *d == device)?;
+    let (_, _, gpu, _) = pci_rows().iter().find(|(d, _, _, _)| *d == device)?;
     gpu_table().iter().find(|g| &g.name == gpu)
 }
 
@@ -333,5 +344,29 @@ mod tests {
         assert!(resolve("10de:ffff").is_err());
         assert!(gpu_table().len() > 100);
         assert!(gpu_table().iter().all(|g| !g.source.is_empty()));
+    }
+
+    #[test]
+    fn a_pci_row_names_a_product_of_its_chips_architecture() {
+        // kb-audit E4: pci.ids names 10de:11c7 "GK106 [GeForce GTX 750 Ti]"; GK106 is
+        // Kepler (CC 3.0), and the table gave it the Maxwell GM107 row (5.0).
+        for (dev, pci_name, gpu, _) in pci_rows() {
+            let row = gpu_table().iter().find(|r| &r.name == gpu).unwrap();
+            if let Some(g) = crate::driver_choice::Generation::from_chip(pci_name) {
+                let arch = if g == crate::driver_choice::Generation::Ada {
+                    "Ada"
+                } else {
+                    g.word()
+                };
+                assert!(
+                    row.architecture.starts_with(arch),
+                    "10de:{dev:04x} {pci_name} -> {gpu} ({})",
+                    row.architecture
+                );
+            }
+        }
+        assert!(lookup_pci(0x11c7).is_none_or(|r| r.cc.pair().0 == 3));
+        let e = resolve("10de:11c7").unwrap_err();
+        assert!(e.nearest[0].contains("Kepler"), "{e}");
     }
 }

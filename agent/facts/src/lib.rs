@@ -10,6 +10,7 @@
 
 pub mod builds;
 pub mod compat;
+pub mod driver_choice;
 pub mod fingerprint;
 pub mod gpus;
 pub mod measured;

@@ -963,17 +963,14 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
         Kind::Official(w) => {
             let pkgs = pinned_packages(w);
             let cmd = pip_command(w);
-            let uv = match driver_cuda {
-                Some(d) => format!(
-                    "UV_CUDA_DRIVER_VERSION={} uv pip install {pkgs} --torch-backend={}",
-                    d, w.variant
-                ),
-                None => format!("uv pip install {pkgs} --torch-backend={}", w.variant),
-            };
+            // An explicit --torch-backend=cuXXX names the index; uv reads
+            // UV_CUDA_DRIVER_VERSION (a driver version, 550.144.03) only under
+            // --torch-backend=auto (astral-sh/uv#12070, crates/uv-torch), so it
+            // is not set (kb-audit E3: "=13.0" was a CUDA version).
             alternatives.push(Alternative {
                 tool: "uv".into(),
-                command: uv,
-                note: "--torch-backend picks the same index; UV_CUDA_DRIVER_VERSION plans for a machine that is not this one".into(),
+                command: format!("uv pip install {pkgs} --torch-backend={}", w.variant),
+                note: "--torch-backend picks the same index as the pip command".into(),
             });
             if let Some(cuda) = w.cuda {
                 let over = driver_cuda.unwrap_or(cuda);

@@ -10,6 +10,7 @@
 // This crate reads the knowledge base's own data files, never machine state.
 #![allow(clippy::disallowed_methods)]
 
+pub mod fix_steps;
 pub mod model;
 pub mod tokenize;
 

@@ -385,6 +385,16 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         if f.steps.is_empty() && f.note.as_deref().unwrap_or("").is_empty() {
             out.push(soft(format!("fix #{} has neither steps nor a note", i + 1)));
         }
+        for (j, st) in f.steps.iter().enumerate() {
+            for m in crate::fix_steps::step_problems(st) {
+                out.push(soft(format!("fix #{} step #{}: {m}", i + 1, j + 1)));
+            }
+        }
+        if let Some(n) = f.note.as_deref().filter(|n| n.contains("pip install")) {
+            for m in crate::fix_steps::step_problems(n) {
+                out.push(soft(format!("fix #{} note: {m}", i + 1)));
+            }
+        }
     }
     if e.sources.is_empty() {
         out.push(soft("no [[sources]]: at least one is required".into()));

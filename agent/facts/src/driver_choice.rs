@@ -1,0 +1,569 @@
+//! A GPU's generation and the NVIDIA driver it needs: the generation from
+//! the compute capability NVML reports, else from the PCI device id through
+//! NVIDIA's own `supported-gpus.json` (`data/nvidia_driver_gpus.csv`, made by
+//! `data/regen_driver_gpus.py`), else from the chip code of the id's pci.ids
+//! name (GK106 → Kepler), else "unknown" with the command that finds out.
+//! From the generations of a machine's GPUs, [`recommend`] types the driver
+//! to install: the kernel-module flavour (`-open` only where the GPU supports
+//! it, proprietary where it must be), the branch (the legacy branch a GPU
+//! ends with, else the newest the CUDA version needs) and the minimum release
+//! where NVIDIA names one. No fact, no aggressive default: an unknown
+//! generation is an error the caller prints, never `-open` + R580.
+
+use crate::version::{ComputeCapability, CudaVersion};
+use serde::Serialize;
+use std::sync::OnceLock;
+
+const TABLE_CSV: &str = include_str!("../data/nvidia_driver_gpus.csv");
+
+/// Where the table's columns come from, in full.
+pub const TABLE_SOURCE: &str = "NVIDIA supported-gpus.json of driver 590.48.01 (usr/share/nvidia-driver-assistant/supported-gpus/supported-gpus.json of NVIDIA's nvidia-driver-assistant_0.23.48.01-1_all.deb, https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/, built 2025-12-08, file sha256 02fb4c53…d9da); chip codes from the PCI ID Repository pci.ids (pciutils/pciids commit c1c1254, 2026-08-22)";
+
+/// As-of date of the table (the driver release it was read from).
+pub const TABLE_AS_OF: &str = "2025-12-08";
+
+/// The command that tells which GPU a machine has when nothing else could.
+pub const FIND_OUT: &str = "lspci -nn | grep -i nvidia";
+
+/// An NVIDIA GPU architecture generation, oldest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Generation {
+    /// Fermi and older (Tesla architecture, Curie, Rankine, ...).
+    PreKepler,
+    Kepler,
+    Maxwell,
+    Pascal,
+    Volta,
+    Turing,
+    Ampere,
+    Ada,
+    Hopper,
+    Blackwell,
+}
+
+impl Generation {
+    /// From a compute capability (NVIDIA "CUDA GPU Compute Capability").
+    pub fn from_cc(cc: ComputeCapability) -> Option<Generation> {
+        Some(match cc.pair() {
+            (1 | 2, _) => Generation::PreKepler,
+            (3, _) => Generation::Kepler,
+            (5, _) => Generation::Maxwell,
+            (6, _) => Generation::Pascal,
+            (7, 0) | (7, 2) => Generation::Volta,
+            (7, 5) => Generation::Turing,
+            (8, 0) | (8, 6) | (8, 7) => Generation::Ampere,
+            (8, 9) => Generation::Ada,
+            (9, 0) => Generation::Hopper,
+            (10..=12, _) => Generation::Blackwell,
+            _ => return None,
+        })
+    }
+
+    /// From a chip code as pci.ids writes it (`GK106`, `GP102GL`, `TU104`,
+    /// `GB20B`), or a pci.ids device name that starts with one
+    /// (`GK106 [GeForce GTX 750 Ti]`).
+    pub fn from_chip(name: &str) -> Option<Generation> {
+        let code = name.split_whitespace().next()?;
+        let digit_at = |i: usize| code.as_bytes().get(i).is_some_and(u8::is_ascii_digit);
+        let two = code.get(..2)?;
+        Some(match two {
+            "GK" if digit_at(2) => Generation::Kepler,
+            "GM" if digit_at(2) => Generation::Maxwell,
+            "GP" if digit_at(2) => Generation::Pascal,
+            "GV" if digit_at(2) => Generation::Volta,
+            "TU" if digit_at(2) => Generation::Turing,
+            "GA" if digit_at(2) => Generation::Ampere,
+            "AD" if digit_at(2) => Generation::Ada,
+            "GH" if digit_at(2) => Generation::Hopper,
+            "GB" if digit_at(2) => Generation::Blackwell,
+            "GF" | "GT" | "NV" if digit_at(2) => Generation::PreKepler,
+            _ if code.starts_with('G') && digit_at(1) => Generation::PreKepler,
+            _ => return None,
+        })
+    }
+
+    /// Which kernel modules drive it, by generation alone: GSP (Turing and
+    /// newer) is what the open modules need (NVIDIA open-gpu-kernel-modules
+    /// README: "supports Turing and later GPUs"); Blackwell is open only
+    /// (NVIDIA driver installation guide).
+    pub fn modules(self) -> Modules {
+        match self {
+            Generation::Blackwell => Modules::OpenOnly,
+            g if g >= Generation::Turing => Modules::Either,
+            _ => Modules::ProprietaryOnly,
+        }
+    }
+
+    /// The last driver branch that drives it: R470 for Kepler, R580 for
+    /// Maxwell, Pascal and Volta (NVIDIA's supported-gpus.json of 590.48.01
+    /// lists them with `legacybranch` 470.xx and 580.xx); `None` when current
+    /// branches do. Pre-Kepler GPUs end with R390 or older.
+    pub fn last_branch(self) -> Option<u32> {
+        match self {
+            Generation::PreKepler => Some(390),
+            Generation::Kepler => Some(470),
+            Generation::Maxwell | Generation::Pascal | Generation::Volta => Some(580),
+            _ => None,
+        }
+    }
+
+    /// The user's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Generation::PreKepler => "pre-Kepler (Fermi or older)",
+            Generation::Kepler => "Kepler",
+            Generation::Maxwell => "Maxwell",
+            Generation::Pascal => "Pascal",
+            Generation::Volta => "Volta",
+            Generation::Turing => "Turing",
+            Generation::Ampere => "Ampere",
+            Generation::Ada => "Ada Lovelace",
+            Generation::Hopper => "Hopper",
+            Generation::Blackwell => "Blackwell",
+        }
+    }
+}
+
+/// Which NVIDIA kernel-module flavours drive a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Modules {
+    /// Only the proprietary modules (no GSP: before Turing).
+    ProprietaryOnly,
+    /// Both; NVIDIA recommends the open ones from R560.
+    Either,
+    /// Only the open modules (Blackwell, Grace Hopper).
+    OpenOnly,
+}
+
+/// One row of NVIDIA's table joined with pci.ids.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverGpuRow {
+    pub device: u16,
+    /// NVIDIA's name, empty when only pci.ids has the id.
+    pub nvidia_name: String,
+    /// `kernelopen` in NVIDIA's features; `None` when NVIDIA does not list it.
+    pub kernelopen: Option<bool>,
+    /// `gsp_proprietary_supported` in NVIDIA's features.
+    pub gsp_proprietary: Option<bool>,
+    /// NVIDIA's `legacybranch` (`470` of `470.xx`).
+    pub legacy_branch: Option<String>,
+    pub pci_name: String,
+    pub chip: String,
+    pub source: String,
+}
+
+/// Every row, by device id.
+pub fn driver_gpu_table() -> &'static [DriverGpuRow] {
+    static T: OnceLock<Vec<DriverGpuRow>> = OnceLock::new();
+    T.get_or_init(|| {
+        gpukb_jetson::csv::parse(TABLE_CSV)
+            .into_iter()
+            .filter_map(|r| {
+                let get = |k: &str| r.get(k).map(|s| s.trim().to_string()).unwrap_or_default();
+                let yes_no = |k: &str| match get(k).as_str() {
+                    "yes" => Some(true),
+                    "no" => Some(false),
+                    _ => None,
+                };
+                let id = get("pci_id");
+                Some(DriverGpuRow {
+                    device: u16::from_str_radix(id.strip_prefix("10de:")?, 16).ok()?,
+                    nvidia_name: get("nvidia_name"),
+                    kernelopen: yes_no("kernelopen"),
+                    gsp_proprietary: yes_no("gsp_proprietary"),
+                    legacy_branch: Some(get("legacybranch")).filter(|s| !s.is_empty()),
+                    pci_name: get("pci_name"),
+                    chip: get("chip"),
+                    source: get("source"),
+                })
+            })
+            .collect()
+    })
+}
+
+/// The row for a PCI device id.
+pub fn lookup_device(device: u16) -> Option<&'static DriverGpuRow> {
+    let t = driver_gpu_table();
+    t.binary_search_by_key(&device, |r| r.device)
+        .ok()
+        .map(|i| &t[i])
+}
+
+/// What is known of one GPU: any of its compute capability, PCI device id
+/// and pci.ids name (a paste's `lspci` line).
+#[derive(Debug, Clone, Default)]
+pub struct GpuIdentity {
+    pub cc: Option<ComputeCapability>,
+    pub pci_device: Option<u16>,
+    pub pci_name: Option<String>,
+}
+
+/// A GPU's generation and the driver facts that follow, with how they were learnt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct GpuGeneration {
+    pub generation: Generation,
+    pub modules: Modules,
+    /// The last branch that drives it; `None` when current branches do.
+    pub last_branch: Option<u32>,
+    /// The product name where a table gave one.
+    pub name: Option<String>,
+    /// How this was learnt ("compute capability 6.1 (NVML)", "PCI device 1b06 in
+    /// NVIDIA's supported-gpus.json of 590.48.01").
+    pub basis: String,
+}
+
+/// A GPU whose generation nothing tells.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, schemars::JsonSchema)]
+#[error("the GPU's generation is unknown ({why}); find out with `{find_out}`")]
+pub struct GenerationUnknown {
+    pub why: String,
+    pub find_out: String,
+}
+
+/// The generation of one GPU: compute capability first, NVIDIA's table for
+/// the module flavour and legacy branch, pci.ids' chip code when NVIDIA does
+/// not list the id.
+pub fn generation_of(g: &GpuIdentity) -> Result<GpuGeneration, GenerationUnknown> {
+    let row = g.pci_device.and_then(lookup_device);
+    let by_cc = g.cc.and_then(Generation::from_cc);
+    let by_chip = row
+        .map(|r| r.chip.as_str())
+        .filter(|c| !c.is_empty())
+        .or(g.pci_name.as_deref())
+        .and_then(Generation::from_chip);
+    let Some(generation) = by_cc.or(by_chip) else {
+        return Err(GenerationUnknown {
+            why: match (g.cc, g.pci_device) {
+                (Some(cc), _) => format!("compute capability {cc} is newer than gpukb's table"),
+                (None, Some(d)) => format!("PCI device {d:04x} is in neither NVIDIA's supported-gpus.json of 590.48.01 nor pci.ids"),
+                (None, None) => "neither a compute capability nor a PCI device id was observed".into(),
+            },
+            find_out: FIND_OUT.into(),
+        });
+    };
+    let mut basis = match (g.cc, by_cc) {
+        (Some(cc), Some(_)) => format!("compute capability {cc}"),
+        _ => match row {
+            Some(r) if !r.chip.is_empty() => {
+                format!("PCI device {:04x} is a {} ({})", r.device, r.chip, r.source)
+            }
+            _ => format!(
+                "pci.ids name {:?}",
+                g.pci_name.as_deref().unwrap_or_default()
+            ),
+        },
+    };
+    let listed = row.filter(|r| r.kernelopen.is_some());
+    let modules = match listed {
+        // NVIDIA's features: open-only GPUs have `kernelopen` without
+        // `gsp_proprietary_supported` (Blackwell, GH200). Its 590 table marks
+        // the 580.xx-legacy Maxwell/Pascal/Volta ids `kernelopen` too; the open
+        // modules need GSP (Turing+), so a legacy id is proprietary-only.
+        Some(r) if r.legacy_branch.is_some() || r.kernelopen == Some(false) => {
+            Modules::ProprietaryOnly
+        }
+        Some(r) if r.gsp_proprietary == Some(false) => Modules::OpenOnly,
+        Some(_) => Modules::Either,
+        None => generation.modules(),
+    };
+    let last_branch = match listed {
+        Some(r) => r
+            .legacy_branch
+            .as_deref()
+            .and_then(|b| b.split('.').next()?.parse().ok()),
+        None => generation.last_branch(),
+    };
+    if let Some(r) = listed {
+        basis.push_str(&format!(
+            "; NVIDIA's supported-gpus.json of 590.48.01 lists {:04x} ({}){}",
+            r.device,
+            r.nvidia_name,
+            r.legacy_branch
+                .as_deref()
+                .map(|b| format!(" with legacy branch {b}.xx"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok(GpuGeneration {
+        generation,
+        modules,
+        last_branch,
+        name: listed.map(|r| r.nvidia_name.clone()),
+        basis,
+    })
+}
+
+/// The kernel-module flavour to install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Flavour {
+    Open,
+    Proprietary,
+}
+
+/// A release NVIDIA names as the least a GPU needs, beyond its branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MinRelease {
+    pub gpu: String,
+    pub version: String,
+    pub source: String,
+}
+
+/// Device ids with a minimum release (not only a branch) NVIDIA names.
+const MIN_RELEASES: &[(u16, &str, &str, &str)] = &[(
+    0x2901,
+    "HGX B200",
+    "570.133.20",
+    "NVIDIA GPU Operator platform support: \"HGX B200 requires a driver container version of 570.133.20 or later\" (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html, NVIDIA/cloud-native-docs#184, 2025-06-02)",
+)];
+
+/// The driver to install on a machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct DriverRecommendation {
+    pub branch: u32,
+    pub flavour: Flavour,
+    /// True when `branch` is the last one some GPU here gets (a legacy branch).
+    pub legacy: bool,
+    pub min_release: Option<MinRelease>,
+    /// Why: one line per GPU generation, with its basis.
+    pub reasons: Vec<String>,
+}
+
+impl DriverRecommendation {
+    /// The Ubuntu/Debian (CUDA repository) package: `nvidia-driver-580-open`,
+    /// `nvidia-driver-470`.
+    pub fn apt_package(&self) -> String {
+        format!(
+            "nvidia-driver-{}{}",
+            self.branch,
+            if self.flavour == Flavour::Open {
+                "-open"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// Why no driver fits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, schemars::JsonSchema)]
+pub enum NoDriver {
+    #[error("{0}")]
+    GenerationUnknown(GenerationUnknown),
+    #[error("no GPU was seen to choose a driver for; find out with `{FIND_OUT}`")]
+    NoGpu,
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// The branch proposed when nothing needs another one (R580 drives Maxwell
+/// to Blackwell and runs CUDA 12.x and 13.0): [`crate::select::PROPOSED_BRANCH`].
+const PROPOSED: u32 = crate::select::PROPOSED_BRANCH;
+
+/// The driver for these GPUs that runs CUDA `need` (when given).
+pub fn recommend(
+    gpus: &[GpuIdentity],
+    need: Option<CudaVersion>,
+) -> Result<DriverRecommendation, NoDriver> {
+    if gpus.is_empty() {
+        return Err(NoDriver::NoGpu);
+    }
+    let gens = gpus
+        .iter()
+        .map(generation_of)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(NoDriver::GenerationUnknown)?;
+    let reasons: Vec<String> = gens
+        .iter()
+        .map(|g| {
+            format!(
+                "{} ({})",
+                g.name.clone().unwrap_or_else(|| g.generation.word().into()),
+                g.basis
+            )
+        })
+        .collect();
+    let open_only = gens.iter().any(|g| g.modules == Modules::OpenOnly);
+    let proprietary_only = gens.iter().any(|g| g.modules == Modules::ProprietaryOnly);
+    if open_only && proprietary_only {
+        return Err(NoDriver::Conflict(format!(
+            "no one driver flavour drives every GPU here: some need the open kernel modules, others the proprietary ones ({})",
+            reasons.join("; ")
+        )));
+    }
+    let flavour = if proprietary_only {
+        Flavour::Proprietary
+    } else {
+        Flavour::Open
+    };
+    let wanted = need
+        .and_then(crate::compat::min_driver_branch_for)
+        .unwrap_or(PROPOSED)
+        .max(PROPOSED);
+    let cap = gens.iter().filter_map(|g| g.last_branch).min();
+    let branch = cap.map_or(wanted, |c| c.min(wanted));
+    if let (Some(n), Some(floor)) = (need, need.and_then(crate::compat::min_driver_branch_for)) {
+        if branch < floor {
+            return Err(NoDriver::Conflict(format!(
+                "CUDA {n} needs R{floor} or later, but R{branch} is the last branch for a GPU here ({})",
+                reasons.join("; ")
+            )));
+        }
+    }
+    let min_release = gpus
+        .iter()
+        .filter_map(|g| g.pci_device)
+        .find_map(|d| MIN_RELEASES.iter().find(|m| m.0 == d))
+        .map(|(_, gpu, version, source)| MinRelease {
+            gpu: gpu.to_string(),
+            version: version.to_string(),
+            source: source.to_string(),
+        });
+    Ok(DriverRecommendation {
+        branch,
+        flavour,
+        legacy: cap.is_some_and(|c| c <= wanted),
+        min_release,
+        reasons,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pci(d: u16) -> GpuIdentity {
+        GpuIdentity {
+            pci_device: Some(d),
+            ..Default::default()
+        }
+    }
+    fn cc(s: &str) -> GpuIdentity {
+        GpuIdentity {
+            cc: Some(s.parse().unwrap()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn with_no_compute_capability_the_pci_id_decides() {
+        // kb-audit E2: 10de:1b06 (GTX 1080 Ti, Pascal) and 10de:102d (Tesla K80,
+        // Kepler) both got nvidia-driver-580-open.
+        let r = recommend(&[pci(0x1b06)], None).unwrap();
+        assert_eq!(
+            (r.apt_package(), r.legacy),
+            ("nvidia-driver-580".into(), true)
+        );
+        let r = recommend(&[pci(0x102d)], None).unwrap();
+        assert_eq!(r.apt_package(), "nvidia-driver-470");
+        // Turing+: open; Blackwell and GH200 open only.
+        assert_eq!(
+            recommend(&[pci(0x1e04)], None).unwrap().apt_package(),
+            "nvidia-driver-580-open"
+        );
+        assert_eq!(
+            generation_of(&pci(0x2b85)).unwrap().modules,
+            Modules::OpenOnly
+        );
+        assert_eq!(
+            generation_of(&pci(0x2342)).unwrap().modules,
+            Modules::OpenOnly
+        );
+        assert_eq!(
+            generation_of(&pci(0x2335)).unwrap().modules,
+            Modules::Either
+        );
+    }
+
+    #[test]
+    fn the_pci_ids_chip_code_decides_when_nvidia_does_not_list_the_id() {
+        // 10de:11c7 "GK106 [GeForce GTX 750 Ti]" is not in NVIDIA's table: GK106 is Kepler.
+        let g = generation_of(&pci(0x11c7)).unwrap();
+        assert_eq!(
+            (g.generation, g.modules, g.last_branch),
+            (Generation::Kepler, Modules::ProprietaryOnly, Some(470))
+        );
+        let g = generation_of(&GpuIdentity {
+            pci_name: Some("GP104 [GeForce GTX 1080]".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(g.generation, Generation::Pascal);
+        assert_eq!(
+            Generation::from_chip("GB20B [GB10]"),
+            Some(Generation::Blackwell)
+        );
+        assert_eq!(Generation::from_chip("AR-TK242"), None);
+    }
+
+    #[test]
+    fn nothing_known_is_an_error_that_says_how_to_find_out() {
+        let e = recommend(&[GpuIdentity::default()], None).unwrap_err();
+        assert!(e.to_string().contains("lspci -nn"), "{e}");
+        assert!(matches!(
+            recommend(&[pci(0xfffe)], None),
+            Err(NoDriver::GenerationUnknown(_))
+        ));
+        assert_eq!(recommend(&[], None), Err(NoDriver::NoGpu));
+    }
+
+    #[test]
+    fn branches_follow_the_cuda_need_and_the_legacy_cut_offs() {
+        assert_eq!(
+            recommend(&[cc("9.0")], Some("13.0".parse().unwrap()))
+                .unwrap()
+                .branch,
+            580
+        );
+        // Kepler's last branch R470 cannot run CUDA 12.
+        assert!(matches!(
+            recommend(&[cc("3.7")], Some("12.4".parse().unwrap())),
+            Err(NoDriver::Conflict(_))
+        ));
+        assert_eq!(
+            recommend(&[cc("3.7")], Some("11.4".parse().unwrap()))
+                .unwrap()
+                .branch,
+            470
+        );
+        // A Pascal + Blackwell box has no one flavour.
+        assert!(matches!(
+            recommend(&[cc("6.1"), cc("12.0")], None),
+            Err(NoDriver::Conflict(_))
+        ));
+        // HGX B200: NVIDIA names 570.133.20.
+        let r = recommend(&[pci(0x2901)], None).unwrap();
+        assert_eq!(r.min_release.map(|m| m.version), Some("570.133.20".into()));
+        assert_eq!(r.flavour, Flavour::Open);
+    }
+
+    #[test]
+    fn the_table_agrees_with_itself() {
+        // NVIDIA's legacy branches match the generation of pci.ids' chip code:
+        // 470.xx is Kepler, 580.xx Maxwell/Pascal/Volta, none Turing or newer.
+        let t = driver_gpu_table();
+        assert!(t.len() > 1000);
+        assert!(
+            t.windows(2).all(|w| w[0].device < w[1].device),
+            "sorted, unique"
+        );
+        for r in t
+            .iter()
+            .filter(|r| r.kernelopen.is_some() && !r.chip.is_empty())
+        {
+            let g = Generation::from_chip(&r.chip).unwrap_or_else(|| panic!("{r:?}"));
+            let want = match r.legacy_branch.as_deref() {
+                None => g >= Generation::Turing,
+                Some("580") => matches!(
+                    g,
+                    Generation::Maxwell | Generation::Pascal | Generation::Volta
+                ),
+                Some("470") | Some("367") => g == Generation::Kepler,
+                Some(_) => g == Generation::PreKepler,
+            };
+            assert!(want, "{r:?} is a {g:?}");
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The rules an entry's fix steps obey where the right command depends on
+//! the machine: a step never hard-codes a driver branch or flavour, nor an
+//! unpinned CUDA wheel index (cu126 has no Blackwell kernels; `-open` refuses
+//! pre-Turing GPUs). It names the fact instead, through one of the typed
+//! [`PLACEHOLDERS`] the diagnosis computes (kb-audit E7, E8; issue 25 §3).
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// A machine-dependent value an entry's step names instead of hard-coding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placeholder {
+    /// As written in a step: `<DRIVER_PACKAGE>`.
+    pub token: &'static str,
+    /// The fact that fills it and who computes it.
+    pub fact: &'static str,
+}
+
+/// Every typed placeholder (kb/FORMAT.md, "Machine-dependent steps").
+pub const PLACEHOLDERS: &[Placeholder] = &[
+    Placeholder {
+        token: "<DRIVER_PACKAGE>",
+        fact: "the driver package for this machine's GPUs: branch and kernel-module flavour (gpukb_facts::driver_choice::recommend; nvidia-driver-580-open, nvidia-driver-470)",
+    },
+    Placeholder {
+        token: "<BRANCH>",
+        fact: "the driver branch for this machine's GPUs and CUDA version (gpukb_facts::driver_choice::recommend)",
+    },
+    Placeholder {
+        token: "<TORCH_PIN>",
+        fact: "the pinned torch build for this machine's GPUs and driver, as gpukb plan prints it (torch==… torchvision==… --index-url https://download.pytorch.org/whl/cuNNN; gpukb_facts::select::pick_torch)",
+    },
+    Placeholder {
+        token: "<CUXXX>",
+        fact: "the CUDA variant of the installed torch (the part of torch.__version__ after the +) or the one a step's comment names",
+    },
+];
+
+fn hard_branch() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(?i)\b(?:nvidia-driver|nvidia-dkms|nvidia-kernel-(?:open|source|common)|nvidia-headless(?:-no-dkms)?|nvidia-utils|nvidia-compute-utils|linux-(?:modules|objects|signed)-nvidia|libnvidia-(?:compute|gl|decode|encode)|cuda-drivers|nvidia-fabricmanager)-([0-9]{3})\b")
+            .expect("valid")
+    })
+}
+
+fn cuda_index() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu[0-9]{3}\b").expect("valid")
+    })
+}
+
+/// The requirement words of a `pip install` / `uv pip install` command (the
+/// words after `install` that are neither options nor option values), up to
+/// a `#` comment.
+fn requirements(command: &str) -> Vec<&str> {
+    let code = command.split(" #").next().unwrap_or(command);
+    let mut words = code.split_whitespace();
+    if !words.by_ref().any(|w| w == "install") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut skip_value = false;
+    for w in words {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if w.starts_with('-') {
+            // Options that take a separate value.
+            skip_value = matches!(
+                w,
+                "--index-url"
+                    | "-i"
+                    | "--extra-index-url"
+                    | "-f"
+                    | "--find-links"
+                    | "-r"
+                    | "-c"
+                    | "--constraint"
+                    | "--requirement"
+                    | "--target"
+                    | "--prefix"
+            );
+            continue;
+        }
+        if w == "&&" || w == ";" || w == "|" {
+            break;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// What is wrong with one step (or a note), if anything.
+pub fn step_problems(step: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(m) = hard_branch().find(step) {
+        out.push(format!(
+            "hard-codes driver branch {:?}: the branch and flavour depend on the GPU (R470 Kepler, R580 last for Maxwell-Volta, -open only Turing+); write <DRIVER_PACKAGE> (or <BRANCH>)",
+            m.as_str()
+        ));
+    }
+    if step.contains("nvidia-driver-<BRANCH>-open") {
+        out.push(
+            "hard-codes the -open flavour (pre-Turing GPUs refuse it): write <DRIVER_PACKAGE>"
+                .into(),
+        );
+    }
+    if let Some(m) = cuda_index().find(step) {
+        let unpinned: Vec<&str> = requirements(step)
+            .into_iter()
+            .filter(|r| !r.contains("==") && !r.starts_with('<'))
+            .collect();
+        if step.contains("pip install") && !unpinned.is_empty() {
+            out.push(format!(
+                "installs {} unpinned from the CUDA wheel index {:?} (an index fixes the CUDA, not the release: cu126 has no Blackwell kernels); pin every package (==) or write <TORCH_PIN>",
+                unpinned.join(" "),
+                m.as_str()
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hard_coded_branches_and_unpinned_indexes_are_refused() {
+        // kb-audit E7 and E8, verbatim from the entries they were in.
+        assert_eq!(
+            step_problems("sudo apt install nvidia-driver-570-open   # Blackwell needs -open")
+                .len(),
+            1
+        );
+        assert_eq!(step_problems("pip install torch torchvision xformers --index-url https://download.pytorch.org/whl/cu126").len(), 1);
+        assert_eq!(
+            step_problems("sudo apt install nvidia-driver-<BRANCH>-open").len(),
+            1
+        );
+        assert_eq!(step_problems("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu118   # drivers R450-R520").len(), 1);
+        // Pinned, or named by a placeholder: fine.
+        assert!(step_problems("pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118").is_empty());
+        assert!(step_problems("sudo apt install <DRIVER_PACKAGE>").is_empty());
+        assert!(step_problems("pip install --force-reinstall <TORCH_PIN>").is_empty());
+        assert!(step_problems(
+            "pip install xformers --index-url https://download.pytorch.org/whl/<CUXXX>"
+        )
+        .is_empty());
+        assert!(step_problems("ls /usr/local/cuda-12.8   # nvidia-smi shows 580").is_empty());
+    }
+}
