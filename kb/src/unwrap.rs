@@ -185,11 +185,13 @@ pub fn windows_paths(line: &str) -> Cow<'_, str> {
 }
 
 /// Whether a space inside a path continues it (`Program Files\…`, `NVIDIA GPU Computing
-/// Toolkit\…`): the next word ends in a backslash before any other space.
+/// Toolkit\…`): another backslash follows within four words, before any quote.
 fn next_is_path_part(rest: &str) -> bool {
-    let after = &rest[1..];
-    let word_end = after.find([' ', '"', '\'']).unwrap_or(after.len());
-    after[..word_end].contains('\\')
+    let Some(next) = rest[1..].find('\\') else {
+        return false;
+    };
+    let gap = &rest[1..1 + next];
+    !gap.contains(['"', '\'']) && gap.matches(' ').count() < 4
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ const INNER: &[&str] = &[
     "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
     "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (9, 1, 0) but found runtime version (8, 9, 7).",
     "RuntimeError: CUDA error: device-side assert triggered",
-    "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
 ];
 
 fn traceback(inner: &str) -> String {
@@ -55,6 +54,9 @@ fn windows(inner: &str) -> String {
     )
 }
 
+/// Wraps an error in one generic form.
+type Wrap = fn(&str) -> String;
+
 fn top(kb: &Kb, text: &str) -> Option<String> {
     kb.search(text, None, 3)
         .unwrap()
@@ -65,7 +67,7 @@ fn top(kb: &Kb, text: &str) -> Option<String> {
 #[test]
 fn the_inner_error_decides_inside_every_wrapper() {
     let kb = Kb::open().unwrap();
-    let wrappers: [(&str, fn(&str) -> String); 5] = [
+    let wrappers: [(&str, Wrap); 5] = [
         ("traceback", traceback),
         ("vllm worker log", vllm),
         ("torchrun ranks", torchrun),
