@@ -200,7 +200,7 @@ fn lint(
 fn case_machines(
     file: &std::path::Path,
     cases: &[gpukb_kb::eval::EvalCase],
-) -> anyhow::Result<Vec<Option<gpukb_kb::Diagnosis>>> {
+) -> anyhow::Result<Vec<Option<gpukb_kb::MachineFacts>>> {
     let base = file.parent().unwrap_or(std::path::Path::new("."));
     cases
         .iter()
@@ -220,7 +220,7 @@ fn case_machines(
             let fp = crate::machine::fingerprint(&args).with_context(|| {
                 format!("case {}: machine {m}", c.id.as_deref().unwrap_or_default())
             })?;
-            Ok(Some(gpukb_kb::diagnose(&fp, &args.describe(), None)))
+            Ok(Some(gpukb_kb::MachineFacts::observe(&fp, &args.describe())))
         })
         .collect()
 }

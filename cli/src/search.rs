@@ -261,8 +261,8 @@ fn with_machine(
             return Ok((text_only, facts));
         }
     }
-    let d = gpukb_kb::diagnose(&fp, &machine.describe(), None);
-    let ranking = kb.rank_evidence(q, evidence, Some(&d), limit)?;
+    let facts_of = gpukb_kb::MachineFacts::observe(&fp, &machine.describe());
+    let ranking = kb.rank_evidence(q, evidence, Some(&facts_of), limit)?;
     facts.applied = true;
     facts.reason = match (
         detected,
@@ -314,8 +314,47 @@ fn write_machine_notes(
             )
         )?;
         for h in &r.ruled_out {
-            let because = h.machine.as_ref().map(|m| m.because.as_str()).unwrap_or("");
-            writeln!(out, "   ✗ {} [{}]: {because}", h.title, h.id)?;
+            let Some(m) = &h.machine else { continue };
+            writeln!(out, "   ✗ {} [{}]: {}", h.title, h.id, m.because())?;
+            let ev: Vec<String> = m
+                .evidence()
+                .iter()
+                .map(|e| format!("{} ({})", e.fact, e.source))
+                .collect();
+            writeln!(out, "     {} {}", p.w("2", "on:"), ev.join("; "))?;
+            if let Some(env) = m.environment() {
+                writeln!(
+                    out,
+                    "     {} {}, {}{}",
+                    p.w("2", "observed in:"),
+                    env.process,
+                    env.view.describe(),
+                    if env.env.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", with {}", env.env.join(" "))
+                    }
+                )?;
+            }
+        }
+    }
+    let process: Vec<String> = r
+        .differs
+        .iter()
+        .filter(|d| !d.is_identity())
+        .map(|d| d.sentence())
+        .collect();
+    if facts.applied && !process.is_empty() {
+        writeln!(
+            out,
+            "\n{}",
+            p.w(
+                "33",
+                "The failing process differs from what gpukb observed; ranked on the paste there:"
+            )
+        )?;
+        for d in process {
+            writeln!(out, "   ≠ {d}")?;
         }
     }
     let cuinit = r
@@ -395,6 +434,9 @@ pub struct SearchOutput {
     pub distinguish: Option<gpukb_kb::Distinguish>,
     /// Checks the candidates need that these facts could not decide.
     pub undecided_checks: Vec<UndecidedCheck>,
+    /// Facts the paste states that differ from the machine's (the failing process is not
+    /// the one gpukb observed); checks resting on them were not used.
+    pub process_differs: Vec<gpukb_kb::agreement::Difference>,
 }
 
 /// A check the facts could not decide, and why.
@@ -424,6 +466,11 @@ fn write_json(out: &mut dyn Write, q: &Query, r: &Ranking, facts: &FactsUse) -> 
                 why: why.clone(),
             })
             .collect(),
+        process_differs: if facts.applied {
+            r.differs.clone()
+        } else {
+            Vec::new()
+        },
     };
     serde_json::to_writer_pretty(&mut *out, &v)?;
     writeln!(out)?;
@@ -475,10 +522,12 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
             writeln!(out, "   {} {m}", p.w("2", "why:"))?;
         }
         if let Some(m) = &h.machine {
-            match m.outcome.as_str() {
-                "confirmed" => writeln!(out, "   {} {}", p.w("32", "✓ confirmed:"), m.because)?,
-                _ if m.check.is_some() => {
-                    writeln!(out, "   {} {}", p.w("2", "? not decided:"), m.because)?
+            match m.outcome() {
+                gpukb_kb::Outcome::Confirmed => {
+                    writeln!(out, "   {} {}", p.w("32", "✓ confirmed:"), m.because())?
+                }
+                _ if m.check().is_some() => {
+                    writeln!(out, "   {} {}", p.w("2", "? not decided:"), m.because())?
                 }
                 _ => {}
             }

@@ -1,7 +1,8 @@
-//! Whether a machine looks like the one a paste came from. Compares the paste's own facts
-//! (driver releases, GPU models, PyTorch builds, from [`Signals`]) with a fingerprint's, so
-//! that search applies detected facts only to a paste from this machine. Pure: signals and
-//! a fingerprint in, the agreements and contradictions (sentences naming both sides) out.
+//! Whether a machine looks like the one a paste came from, and whether the paste's
+//! process is the one gpukb observed. Compares the paste's own facts (driver releases, GPU
+//! models, PyTorch builds, loaded library versions and paths, environment settings, from
+//! [`Signals`]) with a fingerprint's. Pure: signals and a fingerprint in, the agreements
+//! and typed [`Difference`]s (each naming both sides) out.
 
 use gpukb_facts::fingerprint::Fingerprint;
 use serde::Serialize;
@@ -13,10 +14,72 @@ use crate::Signals;
 pub struct Agreement {
     /// Facts both name alike (`driver 580.159.04`).
     pub agrees: Vec<String>,
-    /// Facts that differ, each naming the paste's and the machine's value.
+    /// Identity facts (driver, GPU, torch) that differ, each naming both values: the
+    /// paste may come from another machine.
     pub contradicts: Vec<String>,
+    /// Every fact that differs, typed; the process-level ones (a loaded library, a
+    /// library path, an environment setting) say the failing process is not the one
+    /// gpukb observed.
+    pub differs: Vec<Difference>,
     /// Set when the machine has no NVIDIA GPU at all, so it cannot be the paste's.
     pub no_nvidia_gpu: bool,
+}
+
+/// Which fact of the paste differs from the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum PasteFact {
+    /// The driver release.
+    Driver,
+    /// The GPU model.
+    Gpu,
+    /// The PyTorch build.
+    Torch,
+    /// The version of a library the process loaded (family: `cudnn`, `nccl`).
+    LoadedLibrary(String),
+    /// Where a library (by file name) was loaded from.
+    LibraryPath(String),
+    /// An environment variable of the process.
+    Env(String),
+}
+
+/// One fact on which the paste and the machine (or gpukb's model of it) differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Difference {
+    /// What differs.
+    pub fact: PasteFact,
+    /// The paste's value.
+    pub paste: String,
+    /// The machine's value, as gpukb observed or modelled it.
+    pub machine: String,
+}
+
+impl Difference {
+    /// Whether it says the paste comes from another machine (driver, GPU, torch), not
+    /// only from another process on this one.
+    pub fn is_identity(&self) -> bool {
+        matches!(
+            self.fact,
+            PasteFact::Driver | PasteFact::Gpu | PasteFact::Torch
+        )
+    }
+
+    /// One sentence naming both sides.
+    pub fn sentence(&self) -> String {
+        let (p, m) = (&self.paste, &self.machine);
+        match &self.fact {
+            PasteFact::Driver => format!("the paste names driver {p}, this machine runs {m}"),
+            PasteFact::Gpu => format!("the paste names {p}, this machine has {m}"),
+            PasteFact::Torch => format!("the paste names torch {p}, this machine has {m}"),
+            PasteFact::LoadedLibrary(l) => {
+                format!("the paste says the process loaded {l} {p}; gpukb's loader model has {m}")
+            }
+            PasteFact::LibraryPath(f) => {
+                format!("the paste shows {f} at {p}; gpukb's loader model loads {m}")
+            }
+            PasteFact::Env(v) => format!("the paste shows {v}={p}; gpukb observed {m}"),
+        }
+    }
 }
 
 impl Agreement {
@@ -44,15 +107,35 @@ pub fn compare(s: &Signals, fp: &Fingerprint) -> Agreement {
         no_nvidia_gpu: has_no_nvidia_gpu(fp),
         ..Agreement::default()
     };
+    identity(s, fp, &mut a);
+    a.contradicts = a.differs.iter().map(Difference::sentence).collect();
+    loaded_libraries(s, fp, &mut a);
+    library_paths(s, fp, &mut a);
+    env_settings(s, fp, &mut a);
+    a
+}
+
+impl Agreement {
+    fn differ(&mut self, fact: PasteFact, paste: String, machine: String) {
+        self.differs.push(Difference {
+            fact,
+            paste,
+            machine,
+        });
+    }
+}
+
+/// Driver, GPU and torch: whether the paste comes from this machine at all.
+fn identity(s: &Signals, fp: &Fingerprint, a: &mut Agreement) {
     let drivers = machine_drivers(fp);
     if !s.driver_versions.is_empty() && !drivers.is_empty() {
         match s.driver_versions.iter().find(|v| drivers.contains(*v)) {
             Some(v) => a.agrees.push(format!("driver {v}")),
-            None => a.contradicts.push(format!(
-                "the paste names driver {}, this machine runs {}",
+            None => a.differ(
+                PasteFact::Driver,
                 s.driver_versions.join(", "),
-                drivers.join(", ")
-            )),
+                drivers.join(", "),
+            ),
         }
     }
     let gpus = machine_gpu_names(fp);
@@ -63,11 +146,7 @@ pub fn compare(s: &Signals, fp: &Fingerprint) -> Agreement {
             .find(|m| gpus.iter().any(|g| names_model(g, m)));
         match hit {
             Some(m) => a.agrees.push(format!("GPU {m}")),
-            None => a.contradicts.push(format!(
-                "the paste names {}, this machine has {}",
-                s.gpu_models.join(", "),
-                gpus.join(", ")
-            )),
+            None => a.differ(PasteFact::Gpu, s.gpu_models.join(", "), gpus.join(", ")),
         }
     }
     let torches: Vec<&str> = fp
@@ -82,14 +161,104 @@ pub fn compare(s: &Signals, fp: &Fingerprint) -> Agreement {
             .find(|v| torches.iter().any(|t| same_torch(t, v)));
         match hit {
             Some(v) => a.agrees.push(format!("torch {v}")),
-            None => a.contradicts.push(format!(
-                "the paste names torch {}, this machine has {}",
+            None => a.differ(
+                PasteFact::Torch,
                 s.torch_versions.join(", "),
-                torches.join(", ")
-            )),
+                torches.join(", "),
+            ),
         }
     }
-    a
+}
+
+/// The CUDA libraries gpukb's loader model says torch loads: (file name, path, version).
+fn modelled_loads(fp: &Fingerprint) -> Vec<(&str, Option<&str>, Option<&str>)> {
+    fp.python
+        .iter()
+        .filter_map(|p| p.torch.as_ref())
+        .flat_map(|t| t.loads.iter())
+        .map(|l| (l.soname.as_str(), l.path.as_deref(), l.version.as_deref()))
+        .collect()
+}
+
+/// The first three numeric parts of a version (`9.19.0.56` → `9.19.0`).
+fn three(v: &str) -> String {
+    v.split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// A library version the paste says its process loaded, against the model's.
+fn loaded_libraries(s: &Signals, fp: &Fingerprint, a: &mut Agreement) {
+    let loads = modelled_loads(fp);
+    for l in &s.loaded_libraries {
+        let family = format!("lib{}", l.library);
+        let known: Vec<(&str, &str)> = loads
+            .iter()
+            .filter(|(so, _, _)| so.starts_with(&family))
+            .filter_map(|(so, _, v)| v.map(|v| (*so, v)))
+            .collect();
+        if known.is_empty() {
+            continue;
+        }
+        if known.iter().any(|(_, v)| three(v) == three(&l.version)) {
+            a.agrees.push(format!("{} {}", l.library, l.version));
+            continue;
+        }
+        let (so, v) = known[0];
+        a.differ(
+            PasteFact::LoadedLibrary(l.library.clone()),
+            l.version.clone(),
+            format!("torch loads {so} {v}"),
+        );
+    }
+}
+
+/// The same directory, `/lib` and `/usr/lib` alike (merged /usr).
+fn same_dir(a: &str, b: &str) -> bool {
+    let norm = |p: &str| {
+        let d = p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        d.strip_prefix("/usr").map(String::from).unwrap_or(d)
+    };
+    norm(a) == norm(b)
+}
+
+/// A library path the paste shows, against where the model loads that file name from.
+fn library_paths(s: &Signals, fp: &Fingerprint, a: &mut Agreement) {
+    let loads = modelled_loads(fp);
+    for p in &s.library_paths {
+        let file = p.rsplit('/').next().unwrap_or(p);
+        let Some((so, Some(path), _)) = loads.iter().find(|(so, _, _)| *so == file) else {
+            continue;
+        };
+        if !same_dir(p, path) {
+            a.differ(
+                PasteFact::LibraryPath(so.to_string()),
+                p.clone(),
+                path.to_string(),
+            );
+        }
+    }
+}
+
+/// An environment setting the paste shows, against the observed process's.
+fn env_settings(s: &Signals, fp: &Fingerprint, a: &mut Agreement) {
+    for e in &s.env_settings {
+        let have = fp.env.iter().find(|v| v.name == e.name);
+        // The paste's normalisation may have cut a long hex run (a UUID's tail).
+        let same = have.is_some_and(|h| {
+            h.value == e.value || (!e.value.is_empty() && h.value.starts_with(&e.value))
+        });
+        if same {
+            a.agrees.push(format!("{}={}", e.name, e.value));
+        } else {
+            let machine = have.map_or(format!("{} not set", e.name), |h| {
+                format!("{}={}", h.name, h.value)
+            });
+            a.differ(PasteFact::Env(e.name.clone()), e.value.clone(), machine);
+        }
+    }
 }
 
 /// Driver releases this machine reports (kernel module and NVML).

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Diagnosis, Kb, KbError};
+use crate::{Kb, KbError, MachineFacts};
 
 /// One labelled paste.
 #[derive(Debug, Clone, Deserialize)]
@@ -267,16 +267,16 @@ impl Kb {
         self.eval_with_machines(cases, &[])
     }
 
-    /// Runs search over `cases`; `machines[i]`, when present, is the diagnosis of case i's
-    /// machine, and that case is also ranked with its facts.
+    /// Runs search over `cases`; `machines[i]`, when present, is the facts of case i's
+    /// machine, and that case is also ranked with them.
     pub fn eval_with_machines(
         &self,
         cases: &[EvalCase],
-        machines: &[Option<Diagnosis>],
+        machines: &[Option<MachineFacts>],
     ) -> Result<EvalReport, KbError> {
         self.check_labels(cases)?;
         let map = self.category_map()?;
-        let ranked = |text: &str, facts: Option<&Diagnosis>| -> Result<Vec<Got>, KbError> {
+        let ranked = |text: &str, facts: Option<&MachineFacts>| -> Result<Vec<Got>, KbError> {
             Ok(self
                 .search(text, facts, 5)?
                 .into_iter()

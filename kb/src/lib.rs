@@ -14,9 +14,11 @@ pub mod explain;
 pub mod lint;
 pub mod memorised;
 pub mod normalize;
+pub mod ruling;
 pub mod search;
 pub mod signals;
 mod static_dir;
+pub mod unwrap;
 pub mod window;
 
 /// The entry schema and its checks, shared with `kb/build.rs` and `gpukb kb lint DIR`.
@@ -33,9 +35,10 @@ pub use error::KbError;
 pub use explain::CodeInfo;
 pub use lint::LintIssue;
 pub use model::{Answer, Confirm, Entry, Fix, Source};
+pub use ruling::{Environment, MachineFacts, RuledOut};
 pub use search::{
-    Distinguish, DistinguishAnswer, Evidence, Hit, MachineVerdict, Query, Ranking, RuleVerdict,
-    Weights, WEIGHTS,
+    Distinguish, DistinguishAnswer, Evidence, Hit, MachineVerdict, Outcome, Query, Ranking,
+    RuleVerdict, Weights, WEIGHTS,
 };
 pub use signals::Signals;
 

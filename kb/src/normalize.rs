@@ -1,6 +1,7 @@
 //! Normalises a pasted error before search: caps its size (head and tail), decodes invalid
 //! UTF-8 lossily, strips ANSI colours, control bytes, timestamps, hex addresses and user
-//! paths, and collapses repeated lines. Pure functions, no I/O.
+//! paths, sees through log wrappers ([`crate::unwrap`]), and collapses repeated lines.
+//! Pure functions, no I/O.
 
 use std::sync::LazyLock;
 
@@ -87,6 +88,7 @@ pub fn cap_and_decode(input: &[u8]) -> String {
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
     let text = unescape_json_lines(&text);
+    let text = crate::unwrap::see_through(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
     for raw in text.lines().flat_map(|l| segments(l, MAX_LINE)) {

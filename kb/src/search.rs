@@ -13,8 +13,10 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query as TQuery, TermQuery
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
-use crate::diagnose::{CheckId, CheckOutcome, Diagnosis};
+use crate::agreement::Difference;
+use crate::diagnose::{CheckId, Diagnosis};
 use crate::model::{Confirm, Fix, Source};
+use crate::ruling::{Confirmed, Environment, MachineFacts, RuledOut, Say};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
 
 /// Inputs up to this many bytes are scanned needle by needle (no automaton to build).
@@ -34,15 +36,65 @@ pub struct Query {
     pub binary: bool,
 }
 
-/// A rule verdict on a hit.
+/// What the machine says about a candidate.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A check found the cause.
+    Confirmed,
+    /// A check cleared it on facts observed for it.
+    RuledOut,
+    /// No check decides it here.
+    Unknown,
+}
+
+/// A decided check's verdict on a hit: made only from a [`Confirmed`] or a [`RuledOut`].
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RuleVerdict {
-    /// Predicate name.
-    pub predicate: String,
-    /// "confirmed" or "ruled_out".
-    pub outcome: String,
+    predicate: String,
+    outcome: Outcome,
+    because: String,
+    evidence: Vec<crate::diagnose::Evidence>,
+    environment: Option<Environment>,
+}
+
+impl From<&Confirmed> for RuleVerdict {
+    fn from(c: &Confirmed) -> Self {
+        RuleVerdict {
+            predicate: c.check.clone(),
+            outcome: Outcome::Confirmed,
+            because: c.because.clone(),
+            evidence: c.evidence.clone(),
+            environment: None,
+        }
+    }
+}
+
+impl From<&RuledOut> for RuleVerdict {
+    fn from(r: &RuledOut) -> Self {
+        RuleVerdict {
+            predicate: r.check().to_string(),
+            outcome: Outcome::RuledOut,
+            because: r.because().to_string(),
+            evidence: r.evidence().to_vec(),
+            environment: Some(r.environment().clone()),
+        }
+    }
+}
+
+impl RuleVerdict {
+    /// The doctor check.
+    pub fn predicate(&self) -> &str {
+        &self.predicate
+    }
+    /// Confirmed or ruled out.
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
     /// The fact sentence.
-    pub because: String,
+    pub fn because(&self) -> &str {
+        &self.because
+    }
 }
 
 /// One ranked diagnosis.
@@ -121,6 +173,17 @@ impl Matcher {
 
 /// What a paste's text gives evidence for, by candidate id ([`Kb::evidence`]).
 pub struct Evidence(HashMap<String, Cand>);
+
+impl Evidence {
+    /// Whether the paste names a failure the KB knows: some candidate matched a
+    /// signature (each names what fails: a library and soname, an API and status, a
+    /// tool's message) or an error code, name, message or Xid. Words shared with entries
+    /// alone are no error (prose, logs of runs that worked): they only rank candidates
+    /// that such evidence brought in, and without any the paste matches nothing.
+    pub fn names_a_failure(&self) -> bool {
+        self.0.values().any(Cand::has_strong)
+    }
+}
 
 /// The evidence one candidate gathered from the paste.
 #[derive(Default, Clone)]
@@ -237,18 +300,66 @@ fn short(s: &str, n: usize) -> String {
     }
 }
 
-/// What the machine's Diagnosis says about one candidate.
+/// What the machine's facts say about one candidate. `ruled_out` only from a
+/// [`RuleVerdict`] made of a [`RuledOut`]: a decided check, its evidence and the
+/// environment it was observed in.
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct MachineVerdict {
-    /// `confirmed`, `ruled_out` or `unknown`.
-    pub outcome: String,
+    outcome: Outcome,
+    check: Option<String>,
+    because: String,
+    root_cause: bool,
+    evidence: Vec<crate::diagnose::Evidence>,
+    environment: Option<Environment>,
+}
+
+impl MachineVerdict {
+    /// What a decided check says (`root`: its finding is a root cause there).
+    fn decided(v: &RuleVerdict, root: bool) -> MachineVerdict {
+        MachineVerdict {
+            outcome: v.outcome,
+            check: Some(v.predicate.clone()),
+            because: v.because.clone(),
+            root_cause: root && v.outcome == Outcome::Confirmed,
+            evidence: v.evidence.clone(),
+            environment: v.environment.clone(),
+        }
+    }
+    fn unknown(check: Option<String>, because: String) -> MachineVerdict {
+        MachineVerdict {
+            outcome: Outcome::Unknown,
+            check,
+            because,
+            root_cause: false,
+            evidence: Vec::new(),
+            environment: None,
+        }
+    }
+    /// Confirmed, ruled out or unknown.
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
     /// The doctor check that decided it (none when no check decides this entry).
-    pub check: Option<String>,
+    pub fn check(&self) -> Option<&str> {
+        self.check.as_deref()
+    }
     /// The fact sentence, or why it stays unknown.
-    pub because: String,
-    /// Whether the confirming finding is a root cause on that machine (not a symptom that
-    /// another finding explains).
-    pub root_cause: bool,
+    pub fn because(&self) -> &str {
+        &self.because
+    }
+    /// Whether the confirming finding is a root cause on that machine (not a symptom
+    /// that another finding explains).
+    pub fn root_cause(&self) -> bool {
+        self.root_cause
+    }
+    /// The observed facts the verdict rests on.
+    pub fn evidence(&self) -> &[crate::diagnose::Evidence] {
+        &self.evidence
+    }
+    /// Where a ruling-out verdict's facts were observed.
+    pub fn environment(&self) -> Option<&Environment> {
+        self.environment.as_ref()
+    }
 }
 
 /// One answer of a distinguishing command.
@@ -285,6 +396,9 @@ pub struct Ranking {
     pub distinguish: Option<Distinguish>,
     /// Checks the candidates need that these facts could not decide, with why.
     pub undecided: Vec<(String, String)>,
+    /// Facts the paste states that differ from the machine (the failing process is not
+    /// the one gpukb observed): checks resting on them were not used.
+    pub differs: Vec<Difference>,
 }
 
 /// Checks of one candidate the facts could not decide: (check, why).
@@ -336,7 +450,7 @@ impl Kb {
     pub fn search(
         &self,
         text: &str,
-        facts: Option<&Diagnosis>,
+        facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Vec<Hit>, KbError> {
         let q = self.analyze(text.as_bytes());
@@ -347,7 +461,7 @@ impl Kb {
     pub fn search_query(
         &self,
         q: &Query,
-        facts: Option<&Diagnosis>,
+        facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Vec<Hit>, KbError> {
         Ok(self.rank(q, facts, limit)?.results)
@@ -359,7 +473,7 @@ impl Kb {
     pub fn rank(
         &self,
         q: &Query,
-        facts: Option<&Diagnosis>,
+        facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Ranking, KbError> {
         let e = self.evidence(q)?;
@@ -381,18 +495,23 @@ impl Kb {
         &self,
         q: &Query,
         e: &Evidence,
-        facts: Option<&Diagnosis>,
+        facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Ranking, KbError> {
         let m = self.matcher()?;
-        if q.normalized.trim().is_empty() || limit == 0 {
+        if q.normalized.trim().is_empty() || limit == 0 || !e.names_a_failure() {
             return Ok(Ranking::default());
         }
         let w = &WEIGHTS;
-        let scored = score(m, q, e.0.clone(), facts, w);
+        let differs = facts
+            .map(|f| crate::agreement::compare(&q.signals, f.fingerprint()).differs)
+            .unwrap_or_default();
+        let scored = score(m, q, e.0.clone(), facts.map(|f| (f, &differs[..])), w);
         let pool = diversify(m, scored, limit * 4 + 8, w);
         let hits = self.to_hits(m, q, pool, w)?;
-        Ok(machine_rank(self, hits, facts, limit, w))
+        let mut r = machine_rank(self, hits, facts, limit, w);
+        r.differs = differs;
+        Ok(r)
     }
 
     /// Step 1: every candidate the paste's text gives evidence for.
@@ -803,7 +922,7 @@ fn score(
     m: &Matcher,
     q: &Query,
     cands: HashMap<String, Cand>,
-    facts: Option<&Diagnosis>,
+    facts: Option<(&MachineFacts, &[Difference])>,
     w: &Weights,
 ) -> Vec<Scored> {
     let mut scored = Vec::new();
@@ -836,24 +955,12 @@ fn score(
         }
         let mut verdicts = Vec::new();
         let mut undecided = Vec::new();
-        if let (Some(f), Some(e)) = (facts, meta) {
+        if let (Some((f, differs)), Some(e)) = (facts, meta) {
             for p in m.t.strs(e.conditions) {
-                let outcome = match CheckId::from_name(p) {
-                    Some(id) => f.outcome(id),
-                    None => CheckOutcome::Undecided(format!("no check named {p}")),
-                };
-                match outcome {
-                    CheckOutcome::Holds(s) => verdicts.push(RuleVerdict {
-                        predicate: p.to_string(),
-                        outcome: "confirmed".into(),
-                        because: s,
-                    }),
-                    CheckOutcome::Clear(s) => verdicts.push(RuleVerdict {
-                        predicate: p.to_string(),
-                        outcome: "ruled_out".into(),
-                        because: s,
-                    }),
-                    CheckOutcome::Undecided(why) => undecided.push((p.to_string(), why)),
+                match f.say(p, differs) {
+                    Say::Holds(c) => verdicts.push(RuleVerdict::from(&c)),
+                    Say::Clear(r) => verdicts.push(RuleVerdict::from(&r)),
+                    Say::Undecided(why) => undecided.push((p.to_string(), why)),
                 }
             }
         }
@@ -908,58 +1015,45 @@ fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> Ma
             .iter()
             .any(|f| f.check.name() == check && f.root_cause)
     };
-    let verdict = |v: &RuleVerdict, outcome: &str| MachineVerdict {
-        outcome: outcome.into(),
-        check: Some(v.predicate.clone()),
-        because: v.because.clone(),
-        root_cause: outcome == "confirmed" && is_root(&v.predicate),
+    let verdict = |v: &RuleVerdict| MachineVerdict::decided(v, is_root(&v.predicate));
+    let with = |o: Outcome, ctx: bool| {
+        move |v: &&RuleVerdict| v.outcome == o && context(&v.predicate) == ctx
     };
-    if let Some(v) = h
-        .verdicts
-        .iter()
-        .find(|v| v.outcome == "ruled_out" && context(&v.predicate))
-    {
-        return verdict(v, "ruled_out");
+    if let Some(v) = h.verdicts.iter().find(with(Outcome::RuledOut, true)) {
+        return verdict(v);
     }
     let confirmed: Vec<&RuleVerdict> = h
         .verdicts
         .iter()
-        .filter(|v| v.outcome == "confirmed" && !context(&v.predicate))
+        .filter(with(Outcome::Confirmed, false))
         .collect();
     if let Some(v) = confirmed
         .iter()
         .find(|v| is_root(&v.predicate))
         .or(confirmed.first())
     {
-        return verdict(v, "confirmed");
+        return verdict(v);
     }
     let deciding = |c: &str| !context(c);
-    let clear: Vec<&RuleVerdict> = h
-        .verdicts
-        .iter()
-        .filter(|v| v.outcome == "ruled_out" && deciding(&v.predicate))
-        .collect();
+    let clear = h.verdicts.iter().find(with(Outcome::RuledOut, false));
     let open = undecided.iter().filter(|(c, _)| deciding(c)).count();
-    if let (Some(v), 0) = (clear.first(), open) {
-        return verdict(v, "ruled_out");
+    if let (Some(v), 0) = (clear, open) {
+        return verdict(v);
     }
-    match undecided.first() {
-        Some((check, why)) => MachineVerdict {
-            outcome: "unknown".into(),
-            check: Some(check.clone()),
-            because: why.clone(),
-            root_cause: false,
-        },
-        None => MachineVerdict {
-            outcome: "unknown".into(),
-            check: None,
-            because: if h.conditions.iter().any(|c| deciding(c)) {
+    match undecided
+        .iter()
+        .find(|(c, _)| deciding(c))
+        .or(undecided.first())
+    {
+        Some((check, why)) => MachineVerdict::unknown(Some(check.clone()), why.clone()),
+        None => MachineVerdict::unknown(
+            None,
+            if h.conditions.iter().any(|c| deciding(c)) {
                 "no doctor check decides this cause".into()
             } else {
                 "this machine's context fits; no check confirms the cause itself".into()
             },
-            root_cause: false,
-        },
+        ),
     }
 }
 
@@ -969,7 +1063,7 @@ fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> Ma
 fn machine_rank(
     kb: &Kb,
     hits: Vec<(Hit, Undecided)>,
-    facts: Option<&Diagnosis>,
+    facts: Option<&MachineFacts>,
     limit: usize,
     w: &Weights,
 ) -> Ranking {
@@ -979,26 +1073,26 @@ fn machine_rank(
     let mut ruled_out = Vec::new();
     let mut undecided: Vec<(String, String)> = Vec::new();
     for (pos, (mut h, und)) in hits.into_iter().enumerate() {
-        if let Some(d) = facts {
-            let v = machine_verdict(&h, &und, d);
+        if let Some(f) = facts {
+            let v = machine_verdict(&h, &und, &f.diagnosis);
             for u in und {
                 if !undecided.iter().any(|x| x.0 == u.0) && pos < limit {
                     undecided.push(u);
                 }
             }
-            let (outcome, root) = (v.outcome.clone(), v.root_cause);
+            let (outcome, root) = (v.outcome, v.root_cause);
             h.machine = Some(v);
-            match outcome.as_str() {
-                "confirmed" if h.supported => {
+            match outcome {
+                Outcome::Confirmed if h.supported => {
                     h.confidence = h.confidence.max(w.confirmed_floor);
                     first.push(h);
                     continue;
                 }
-                "confirmed" if root => {
+                Outcome::Confirmed if root => {
                     weak_roots.push((rest.len(), h));
                     continue;
                 }
-                "ruled_out" => {
+                Outcome::RuledOut => {
                     if pos < limit {
                         ruled_out.push(h);
                     }
@@ -1022,7 +1116,7 @@ fn machine_rank(
             h.confidence = h.confidence.max(w.confirmed_floor);
             first.push(h);
         }
-        if let Some(d) = facts {
+        if let Some(d) = facts.map(|f| &f.diagnosis) {
             if !first
                 .iter()
                 .any(|h| h.machine.as_ref().is_some_and(|m| m.root_cause))
@@ -1054,6 +1148,7 @@ fn machine_rank(
         ruled_out,
         distinguish,
         undecided,
+        differs: Vec::new(),
     }
 }
 
@@ -1097,6 +1192,11 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
     ids.sort_by_key(|e| (t.str(e.category) != finding.category, t.str(e.id)));
     let meta = ids.first()?;
     let entry = kb.entry(t.str(meta.id)).ok()??;
+    let verdict = RuleVerdict::from(&Confirmed {
+        check: finding.check.name().to_string(),
+        because: finding.title.clone(),
+        evidence: finding.evidence.clone(),
+    });
     Some(Hit {
         id: t.str(meta.id).to_string(),
         kind: "curated".into(),
@@ -1113,17 +1213,8 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
         fixes: entry.fixes,
         confirm: entry.confirm,
         sources: entry.sources,
-        verdicts: vec![RuleVerdict {
-            predicate: finding.check.to_string(),
-            outcome: "confirmed".into(),
-            because: finding.title.clone(),
-        }],
-        machine: Some(MachineVerdict {
-            outcome: "confirmed".into(),
-            check: Some(finding.check.to_string()),
-            because: finding.title.clone(),
-            root_cause: true,
-        }),
+        verdicts: vec![verdict.clone()],
+        machine: Some(MachineVerdict::decided(&verdict, true)),
         supported: false,
         conditions: m.t.strs(meta.conditions).map(String::from).collect(),
     })
@@ -1137,7 +1228,7 @@ fn distinguish(kb: &Kb, results: &[Hit]) -> Option<Distinguish> {
     if top
         .machine
         .as_ref()
-        .is_some_and(|m| m.outcome == "confirmed")
+        .is_some_and(|m| m.outcome == Outcome::Confirmed)
     {
         return None;
     }

@@ -35,6 +35,34 @@ pub struct Signals {
     pub gpu_models: Vec<String>,
     /// PyTorch builds the paste names (`2.5.1+cu124`, `2.7.0`).
     pub torch_versions: Vec<String>,
+    /// Library versions the paste says its process loaded (`cudnn 9.14.0` from "found
+    /// runtime version (9, 14, 0)", `nccl 2.21.5` from "NCCL version 2.21.5").
+    #[serde(default)]
+    pub loaded_libraries: Vec<LoadedLibrary>,
+    /// Absolute paths of shared libraries the paste names.
+    #[serde(default)]
+    pub library_paths: Vec<String>,
+    /// Environment settings the paste shows (`CUDA_VISIBLE_DEVICES=GPU-…`).
+    #[serde(default)]
+    pub env_settings: Vec<EnvSetting>,
+}
+
+/// A library version the paste says a process loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LoadedLibrary {
+    /// Library family, lower case: `cudnn`, `nccl`.
+    pub library: String,
+    /// `9.14.0`.
+    pub version: String,
+}
+
+/// An environment variable setting shown in the paste.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct EnvSetting {
+    /// `CUDA_VISIBLE_DEVICES`.
+    pub name: String,
+    /// Its value, quotes removed (may be empty).
+    pub value: String,
 }
 
 impl Signals {
@@ -97,7 +125,70 @@ static TORCH: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+static RUNTIME_LIB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)(cudnn)[^\n]{0,160}?found runtime version \(([0-9]+), ([0-9]+), ([0-9]+)\)",
+        r"|loaded runtime (cudnn) library:?[ \t]*([0-9]+)\.([0-9]+)\.([0-9]+)",
+        r"|\b(nccl) version:?[ \t]*([0-9]+)\.([0-9]+)\.([0-9]+)"
+    ))
+    .expect("static regex")
+});
+static LIB_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:^|[^A-Za-z0-9._~/-])(/(?:[A-Za-z0-9._+-]+/)+lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*)",
+    )
+    .expect("static regex")
+});
+static ENV_SET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?-u:\b)(CUDA_VISIBLE_DEVICES|NVIDIA_VISIBLE_DEVICES|LD_LIBRARY_PATH|LD_PRELOAD|CUDA_HOME)",
+        r"=(\x22[^\x22\n]*\x22|'[^'\n]*'|[^ \t\n;&|]*)"
+    ))
+    .expect("static regex")
+});
+
 const MAX_EACH: usize = 32;
+
+/// Library versions, library paths and environment settings the paste states: the
+/// facts of the failing process that search compares with the machine model.
+fn process_facts(text: &str, lower: &str, s: &mut Signals) {
+    if lower.contains("runtime version")
+        || lower.contains("runtime cudnn")
+        || lower.contains("nccl version")
+    {
+        for c in RUNTIME_LIB.captures_iter(text) {
+            let groups: Vec<&str> = c.iter().skip(1).flatten().map(|m| m.as_str()).collect();
+            if let [lib, a, b, d] = groups[..] {
+                push_unique(
+                    &mut s.loaded_libraries,
+                    LoadedLibrary {
+                        library: lib.to_ascii_lowercase(),
+                        version: format!("{a}.{b}.{d}"),
+                    },
+                );
+            }
+        }
+    }
+    if lower.contains(".so") {
+        for c in LIB_PATH.captures_iter(text) {
+            push_unique(&mut s.library_paths, c[1].to_string());
+        }
+    }
+    if text.contains('=')
+        && (lower.contains("_devices=") || lower.contains("ld_") || lower.contains("cuda_home="))
+    {
+        for c in ENV_SET.captures_iter(text) {
+            let v = c[2].trim_matches(|q| q == '"' || q == '\'');
+            push_unique(
+                &mut s.env_settings,
+                EnvSetting {
+                    name: c[1].to_string(),
+                    value: v.to_string(),
+                },
+            );
+        }
+    }
+}
 
 /// Whether lower-cased `text` may hold a name `DATACENTER` matches: every one starts a
 /// word with one of `ahbltvpkm` and a digit, or with `gh`/`gb` and a digit. Checked before
@@ -244,6 +335,7 @@ pub fn extract(text: &str) -> Signals {
             push_unique(&mut s.gpu_models, c[1].to_ascii_lowercase());
         }
     }
+    process_facts(text, &lower_all, &mut s);
     s.frameworks = crate::model::frameworks_in(text)
         .into_iter()
         .map(String::from)
@@ -270,6 +362,43 @@ mod tests {
         ));
         // inside a word (a hash, an identifier) is not a name
         assert!(!may_name_datacenter_gpu(b"sha256 deadbeefa100"));
+    }
+
+    #[test]
+    fn the_paste_s_own_process_facts_are_read() {
+        let s = extract(concat!(
+            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (9, 19, 0) ",
+            "but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN.\n",
+            "$ CUDA_VISIBLE_DEVICES=GPU-8ad3 LD_LIBRARY_PATH='/lib/x86_64-linux-gnu' python x.py\n",
+            "OSError: /usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9: cannot open shared object file\n",
+            "host:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"
+        ));
+        let libs: Vec<String> = s
+            .loaded_libraries
+            .iter()
+            .map(|l| format!("{} {}", l.library, l.version))
+            .collect();
+        assert_eq!(libs, vec!["cudnn 9.14.0", "nccl 2.21.5"]);
+        assert_eq!(
+            s.library_paths,
+            vec!["/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9"]
+        );
+        let env: Vec<String> = s
+            .env_settings
+            .iter()
+            .map(|e| format!("{}={}", e.name, e.value))
+            .collect();
+        assert_eq!(
+            env,
+            vec![
+                "CUDA_VISIBLE_DEVICES=GPU-8ad3",
+                "LD_LIBRARY_PATH=/lib/x86_64-linux-gnu"
+            ]
+        );
+        // "compiled against" alone is not what the process loaded.
+        assert!(extract("PyTorch was compiled against (9, 19, 0)")
+            .loaded_libraries
+            .is_empty());
     }
 
     #[test]

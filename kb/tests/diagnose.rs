@@ -72,13 +72,15 @@ fn a_quick_fingerprint_leaves_the_cuda_driver_layer_unchecked_and_cites_no_cuini
     let hits = kb
         .search(
             "CUDA error: initialization error cuInit failed",
-            Some(&d),
+            Some(&gpukb_kb::MachineFacts::observe(&fp(&v), "test")),
             5,
         )
         .unwrap();
     assert!(
-        hits.iter()
-            .all(|h| h.verdicts.iter().all(|x| x.predicate != "cuda_init_failed")),
+        hits.iter().all(|h| h
+            .verdicts
+            .iter()
+            .all(|x| x.predicate() != "cuda_init_failed")),
         "a --quick fingerprint must not confirm or rule out cuda_init_failed"
     );
 }
@@ -155,7 +157,7 @@ fn a_blackwell_gpu_on_an_old_torch_is_confirmed_by_search() {
     let hits = kb
         .search(
             "RuntimeError: CUDA error: no kernel image is available for execution on the device",
-            Some(&d),
+            Some(&gpukb_kb::MachineFacts::with_diagnosis(&fp(&v), d, "test")),
             5,
         )
         .unwrap();
@@ -163,7 +165,8 @@ fn a_blackwell_gpu_on_an_old_torch_is_confirmed_by_search() {
         hits[0]
             .verdicts
             .iter()
-            .any(|x| x.outcome == "confirmed" && x.predicate == "torch_lacks_gpu_arch"),
+            .any(|x| x.outcome() == gpukb_kb::Outcome::Confirmed
+                && x.predicate() == "torch_lacks_gpu_arch"),
         "{:?}",
         hits.iter()
             .map(|h| (&h.id, &h.verdicts))

@@ -6,8 +6,7 @@
 use gpukb_facts::read::fingerprint_from_json;
 use gpukb_facts::Fingerprint;
 use gpukb_kb::agreement::compare;
-use gpukb_kb::diagnose::diagnose;
-use gpukb_kb::Kb;
+use gpukb_kb::{Kb, MachineFacts, Outcome};
 use serde_json::{json, Value};
 
 const H200: &str = include_str!("../../tests/fixtures/h200/fingerprint.json");
@@ -96,12 +95,12 @@ fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
     let paste =
         b"RuntimeError: CUDA error: no kernel image is available for execution on the device";
     let q = kb.analyze(paste);
-    let d = diagnose(&fp(&blackwell_on_old_torch()), "test", None);
+    let d = MachineFacts::observe(&fp(&blackwell_on_old_torch()), "test");
     let r = kb.rank(&q, Some(&d), 5).unwrap();
     let first = &r.results[0];
     let m = first.machine.as_ref().unwrap();
-    assert_eq!(m.outcome, "confirmed", "{:?}", first.id);
-    assert_eq!(m.check.as_deref(), Some("torch_lacks_gpu_arch"));
+    assert_eq!(m.outcome(), Outcome::Confirmed, "{:?}", first.id);
+    assert_eq!(m.check(), Some("torch_lacks_gpu_arch"));
     assert!(first.confidence >= 0.9);
     for w in r.results.windows(2) {
         assert!(
@@ -112,13 +111,13 @@ fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
         );
     }
     // Every result carries the machine's word, and nothing ruled out is among them.
-    assert!(r
-        .results
-        .iter()
-        .all(|h| h.machine.as_ref().is_some_and(|m| m.outcome != "ruled_out")));
+    assert!(r.results.iter().all(|h| h
+        .machine
+        .as_ref()
+        .is_some_and(|m| m.outcome() != Outcome::RuledOut)));
 
     // On the healthy H200 the same paste's arch causes are ruled out, with the reason.
-    let d = diagnose(&fp(&h200()), "test", None);
+    let d = MachineFacts::observe(&fp(&h200()), "test");
     let r = kb.rank(&q, Some(&d), 5).unwrap();
     let out = r
         .ruled_out
@@ -131,8 +130,10 @@ fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
             )
         });
     let m = out.machine.as_ref().unwrap();
-    assert_eq!(m.outcome, "ruled_out");
-    assert!(!m.because.is_empty());
+    assert_eq!(m.outcome(), Outcome::RuledOut);
+    assert!(!m.because().is_empty());
+    assert!(!m.evidence().is_empty());
+    assert_eq!(m.environment().map(|e| e.process.as_str()), Some("test"));
     assert!(!r.results.iter().any(|h| h.id == out.id));
     for w in r.results.windows(2) {
         assert!(w[0].confidence >= w[1].confidence);

@@ -45,7 +45,7 @@ fn judge(v: &Variant) -> Scored {
         None => "no finding".into(),
     };
     let right = match v.expect {
-        Some(check) => first.is_some_and(|f| f.check == check && f.root_cause),
+        Some(check) => first.is_some_and(|f| f.check.name() == check && f.root_cause),
         None => d.findings.iter().all(|f| f.severity == Severity::Info),
     };
     Scored {

@@ -1,0 +1,273 @@
+//! Sees through the generic wrappers a paste's real error comes in, before it is
+//! normalised and matched: per-line log prefixes (vLLM's `(VllmWorker rank=0 pid=12)`
+//! and `ERROR 05-12 10:11:12 [file.py:42]`, torchrun's `[rank0]:`, Python logging's
+//! `ERROR:root:`, compose's `svc-1  | `), Windows paths (`C:\…\torch\lib\x.dll` becomes
+//! `C:/…/torch/lib/x.dll`, so the file names and directories read as on Linux), and the
+//! source lines a Python traceback echoes under each frame (the code, not the error).
+//! The exception lines themselves, the file names of the frames and every other line are
+//! kept. Pure functions over text.
+
+use std::borrow::Cow;
+
+/// The paste with its wrappers seen through.
+pub fn see_through(text: &str) -> Cow<'_, str> {
+    if !might_wrap(text) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut echo_next = false;
+    for raw in text.split_inclusive('\n') {
+        let (line, nl) = match raw.strip_suffix('\n') {
+            Some(l) => (l.strip_suffix('\r').unwrap_or(l), "\n"),
+            None => (raw, ""),
+        };
+        let line = strip_prefixes(line);
+        // A traceback frame's source line follows its `File "…", line N, in f` line,
+        // indented further; it is the frame's code, not an error.
+        let frame = is_frame(line);
+        if echo_next && !frame && indent(line) > 0 && !looks_like_exception(line) {
+            echo_next = false;
+            continue;
+        }
+        echo_next = frame;
+        out.push_str(&windows_paths(line));
+        out.push_str(nl);
+    }
+    out.into()
+}
+
+/// Whether any wrapper form may be present (most pastes need no work).
+fn might_wrap(text: &str) -> bool {
+    text.contains("File \"")
+        || text.contains(":\\")
+        || text.contains("pid=")
+        || text.contains("[rank")
+        || text.contains(":root:")
+        || text.contains(" | ")
+        || text.contains("] ")
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// `  File "/x/y.py", line 12, in f` (also without `, in f`).
+fn is_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("File \"") && t.contains("\", line ")
+}
+
+/// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an exception's own line.
+fn looks_like_exception(line: &str) -> bool {
+    let t = line.trim_start();
+    let Some((name, _)) = t.split_once(": ") else {
+        return false;
+    };
+    !name.is_empty()
+        && !name.contains(' ')
+        && (name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Warning"))
+}
+
+/// Removes the log prefixes at the start of a line, repeatedly (a vLLM line carries a
+/// process prefix, then a level, date and source prefix).
+pub fn strip_prefixes(mut line: &str) -> &str {
+    for _ in 0..4 {
+        let next = process_prefix(line)
+            .or_else(|| rank_prefix(line))
+            .or_else(|| level_prefix(line))
+            .or_else(|| logging_prefix(line))
+            .or_else(|| compose_prefix(line));
+        match next {
+            Some(rest) => line = rest,
+            None => break,
+        }
+    }
+    line
+}
+
+/// `(VllmWorker rank=0 pid=123) `, `(EngineCore_0 pid=9) `, `(RayWorkerWrapper pid=1, ip=10.0.0.2) `.
+fn process_prefix(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('(')?;
+    let close = rest.find(')')?;
+    let inner = &rest[..close];
+    let name = inner.split([' ', ',']).next()?;
+    let named = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !named || !inner.contains("pid=") || close > 80 {
+        return None;
+    }
+    Some(rest[close + 1..].trim_start())
+}
+
+/// `[rank0]: `, `[rank12]:[W123 …] ` (torchrun), `[default0]: `.
+fn rank_prefix(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('[')?;
+    let close = rest.find("]:")?;
+    let tag = &rest[..close];
+    let digits = tag.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let is_rank = (tag.starts_with("rank") || tag.starts_with("default"))
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit());
+    is_rank.then(|| rest[close + 2..].trim_start())
+}
+
+const LEVELS: &[&str] = &[
+    "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "CRITICAL", "FATAL",
+];
+
+/// `ERROR 05-12 10:11:12 [multiproc_executor.py:123] ` (vLLM's logger).
+fn level_prefix(line: &str) -> Option<&str> {
+    let (level, rest) = line.split_once(' ')?;
+    if !LEVELS.contains(&level) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let (date, rest) = rest.split_once(' ')?;
+    let (time, rest) = rest.split_once(' ')?;
+    let dated = date.len() == 5 && date.as_bytes()[2] == b'-' && time.contains(':');
+    let src = rest.strip_prefix('[')?;
+    let close = src.find("] ")?;
+    (dated && src[..close].contains(".py:")).then(|| src[close + 2..].trim_start())
+}
+
+/// `ERROR:root:`, `WARNING:vllm.engine:` (Python logging's default format).
+fn logging_prefix(line: &str) -> Option<&str> {
+    let (level, rest) = line.split_once(':')?;
+    if !LEVELS.contains(&level) {
+        return None;
+    }
+    let (logger, rest) = rest.split_once(':')?;
+    let named = !logger.is_empty()
+        && logger
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+    named.then_some(rest)
+}
+
+/// `web-1  | ` (docker compose's service prefix).
+fn compose_prefix(line: &str) -> Option<&str> {
+    let (svc, rest) = line.split_once(" | ")?;
+    let svc = svc.trim_end();
+    let named = !svc.is_empty()
+        && svc.len() <= 40
+        && svc
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+    named.then_some(rest)
+}
+
+/// Backslashes inside Windows paths (`C:\x\y.dll`, `.\lib\z.pyd`) become slashes.
+pub fn windows_paths(line: &str) -> Cow<'_, str> {
+    let b = line.as_bytes();
+    let drive = |i: usize| {
+        i + 2 < b.len()
+            && b[i].is_ascii_alphabetic()
+            && b[i + 1] == b':'
+            && b[i + 2] == b'\\'
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+    };
+    let Some(start) = (0..b.len()).find(|&i| drive(i)) else {
+        return line.into();
+    };
+    let mut out = String::with_capacity(line.len());
+    out.push_str(&line[..start]);
+    let mut in_path = false;
+    for (i, c) in line[start..].char_indices() {
+        let at = start + i;
+        if drive(at) {
+            in_path = true;
+        }
+        if in_path && (c == '"' || c == '\'' || c == ' ' && !next_is_path_part(&line[at..])) {
+            in_path = false;
+        }
+        out.push(if in_path && c == '\\' { '/' } else { c });
+    }
+    out.into()
+}
+
+/// Whether a space inside a path continues it (`Program Files\…`, `NVIDIA GPU Computing
+/// Toolkit\…`): another backslash follows within four words, before any quote.
+fn next_is_path_part(rest: &str) -> bool {
+    let Some(next) = rest[1..].find('\\') else {
+        return false;
+    };
+    let gap = &rest[1..1 + next];
+    !gap.contains(['"', '\'']) && gap.matches(' ').count() < 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_worker_prefixes_are_removed() {
+        let l = "(VllmWorker rank=0 pid=1234) ERROR 05-12 10:11:12 [multiproc_executor.py:470] RuntimeError: CUDA error: an illegal memory access was encountered";
+        assert_eq!(
+            strip_prefixes(l),
+            "RuntimeError: CUDA error: an illegal memory access was encountered"
+        );
+        let l = "(EngineCore_0 pid=77) INFO 01-02 03:04:05 [core.py:61] Initializing";
+        assert_eq!(strip_prefixes(l), "Initializing");
+        let l = "(RayWorkerWrapper pid=9, ip=10.0.0.2) torch.OutOfMemoryError: CUDA out of memory.";
+        assert_eq!(
+            strip_prefixes(l),
+            "torch.OutOfMemoryError: CUDA out of memory."
+        );
+    }
+
+    #[test]
+    fn torchrun_logging_and_compose_prefixes_are_removed() {
+        assert_eq!(
+            strip_prefixes("[rank0]: RuntimeError: NCCL error"),
+            "RuntimeError: NCCL error"
+        );
+        assert_eq!(strip_prefixes("ERROR:root:CUDA error"), "CUDA error");
+        assert_eq!(
+            strip_prefixes("ollama-1  | Error: llama runner process has terminated"),
+            "Error: llama runner process has terminated"
+        );
+        // Not prefixes: a plain sentence, a tuple, a table row.
+        for l in [
+            "(this is fine) pid=3",
+            "[rank] : x",
+            "ERROR: could not find a version",
+            "| 0  NVIDIA H200  On | 00000000:00:06.0 Off |",
+        ] {
+            assert_eq!(strip_prefixes(l), l, "{l}");
+        }
+    }
+
+    #[test]
+    fn windows_paths_read_as_slashes() {
+        let l = r#"OSError: [WinError 126] The specified module could not be found. Error loading "C:\Users\me\miniconda3\Lib\site-packages\torch\lib\cudnn_ops64_9.dll" or one of its dependencies."#;
+        let w = windows_paths(l);
+        assert!(
+            w.contains("C:/Users/me/miniconda3/Lib/site-packages/torch/lib/cudnn_ops64_9.dll\""),
+            "{w}"
+        );
+        assert!(w.ends_with("or one of its dependencies."));
+        let l = r"Could not locate C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin\cublas64_12.dll now";
+        assert_eq!(
+            windows_paths(l),
+            "Could not locate C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4/bin/cublas64_12.dll now"
+        );
+        assert_eq!(windows_paths(r"a\b no drive"), r"a\b no drive");
+    }
+
+    #[test]
+    fn a_traceback_keeps_its_frames_and_error_and_drops_the_echoed_code() {
+        let t = "Traceback (most recent call last):\n  File \"/x/train.py\", line 3, in <module>\n    model.cuda()\n  File \"/y/torch/cuda/__init__.py\", line 417, in _lazy_init\n    torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available\n";
+        let s = see_through(t);
+        assert_eq!(
+            s,
+            "Traceback (most recent call last):\n  File \"/x/train.py\", line 3, in <module>\n  File \"/y/torch/cuda/__init__.py\", line 417, in _lazy_init\nRuntimeError: No CUDA GPUs are available\n"
+        );
+        // An indented exception line right after a frame is kept.
+        let t = "  File \"a.py\", line 1\n    RuntimeError: CUDA error: out of memory\n";
+        assert_eq!(see_through(t), t);
+        // Text without any wrapper is returned as it is.
+        assert!(matches!(
+            see_through("CUDA error: out of memory"),
+            Cow::Borrowed(_)
+        ));
+    }
+}

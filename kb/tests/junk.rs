@@ -1,0 +1,237 @@
+//! Junk is not a diagnosis: text with no error in it (prose from a word list, logs of
+//! runs that succeeded, base64 noise, one word such as "failed") matches nothing, so
+//! `gpukb search` exits 1. The set is generated from a printed seed (at least 500 cases).
+
+use gpukb_kb::Kb;
+
+/// xorshift64*: a seeded generator (the test needs no crate for it).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "this",
+    "is",
+    "fine",
+    "we",
+    "went",
+    "to",
+    "market",
+    "and",
+    "bought",
+    "some",
+    "apples",
+    "river",
+    "mountain",
+    "yesterday",
+    "morning",
+    "coffee",
+    "table",
+    "window",
+    "garden",
+    "music",
+    "paper",
+    "blue",
+    "green",
+    "happy",
+    "small",
+    "large",
+    "quiet",
+    "meeting",
+    "project",
+    "team",
+    "plan",
+    "weekend",
+    "travel",
+    "train",
+    "station",
+    "city",
+    "north",
+    "south",
+    "book",
+    "chapter",
+    "story",
+    "friend",
+    "family",
+    "dinner",
+    "kitchen",
+    "recipe",
+    "bread",
+    "butter",
+    "cheese",
+    "weather",
+    "sunny",
+    "rain",
+    "cloud",
+    "wind",
+    "winter",
+    "summer",
+    "school",
+    "lesson",
+    "teacher",
+    "student",
+    "question",
+    "answer",
+    "idea",
+    "simple",
+    "clear",
+    "open",
+    "close",
+    "read",
+    "write",
+    "walk",
+    "run",
+    "sit",
+    "stand",
+    "think",
+    "know",
+    "see",
+    "look",
+    "good",
+    "bad",
+    "new",
+    "old",
+    "first",
+    "last",
+    "long",
+    "short",
+    "great",
+    "little",
+    "right",
+    "left",
+];
+
+/// Logs of runs that worked (installs, training, inference servers, tools).
+const OK_LOGS: &[&str] = &[
+    "Successfully installed torch-2.5.1 torchvision-0.20.1 nvidia-cudnn-cu12-9.1.0.70",
+    "Requirement already satisfied: numpy in ./venv/lib/python3.11/site-packages (1.26.4)",
+    "Epoch {n}/10: loss=0.{n}31 acc=0.9{n} lr=3e-4 time=12.{n}s",
+    "100%|##########| {n}/{n} [00:1{n}<00:00, 4.{n}it/s]",
+    ">>> import torch; torch.cuda.is_available()\nTrue",
+    "2.5.1+cu124 12.4 True NVIDIA H200",
+    "INFO:     Application startup complete.\nINFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+    "INFO 05-12 10:11:1{n} [model_runner.py:1{n}] Loading model weights took 14.9{n} GiB",
+    "Build succeeded. 0 Warning(s) 0 Error(s)",
+    "test result: ok. {n}2 passed; 0 failed; 0 ignored; finished in 1.{n}s",
+    "Digest: sha256:4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b\nStatus: Downloaded newer image for nvidia/cuda:12.4.1-base-ubuntu22.04",
+    "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, V12.4.131",
+    "Fri Mar  1 10:0{n}:00 2024\n| NVIDIA-SMI 550.54.15  Driver Version: 550.54.15  CUDA Version: 12.4 |\n|   0  NVIDIA A100-SXM4-80GB  On | 00000000:07:00.0 Off | 0 |\n| N/A 3{n}C P0 6{n}W / 400W | 0MiB / 81920MiB | 0% Default |",
+    "#  out-of-place in-place\n# size count type redop root time algbw busbw #wrong\n 8388608 2097152 float sum -1 1{n}3.4 5{n}.2 9{n}.1 0",
+    "Compiling gpukb v0.1.0\n    Finished `release` profile [optimized] target(s) in {n}4.2s",
+    "[notice] A new release of pip is available: 24.0 -> 24.{n}",
+    "Saved checkpoint to ./checkpoints/step_{n}000.pt",
+    "Generated {n} tokens in 0.{n}s ({n}31.2 tokens/s)",
+];
+
+const WORDISH: &[&str] = &[
+    "failed", "error", "fine", "ok", "warning", "done", "cuda", "nvidia",
+];
+
+fn prose(r: &mut Rng) -> String {
+    let n = 3 + r.below(40);
+    (0..n).map(|_| r.pick(WORDS)).collect::<Vec<_>>().join(" ")
+}
+
+fn ok_log(r: &mut Rng) -> String {
+    let lines = 1 + r.below(4);
+    (0..lines)
+        .map(|_| {
+            let d = r.below(9).to_string();
+            r.pick(OK_LOGS).replace("{n}", &d)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn base64(r: &mut Rng) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let n = 16 + r.below(600);
+    let mut s: String = (0..n).map(|_| A[r.below(64)] as char).collect();
+    if r.below(2) == 0 {
+        s.push_str("==");
+    }
+    s
+}
+
+fn junk_set(seed: u64, n: usize) -> Vec<(String, String)> {
+    let mut r = Rng(seed);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let (kind, text) = match i % 4 {
+            0 => ("prose", prose(&mut r)),
+            1 => ("successful run", ok_log(&mut r)),
+            2 => ("base64", base64(&mut r)),
+            _ if i % 8 == 3 => ("one word", r.pick(WORDISH).to_string()),
+            _ => (
+                "prose + run",
+                format!("{}\n{}", prose(&mut r), ok_log(&mut r)),
+            ),
+        };
+        out.push((kind.to_string(), text));
+    }
+    out
+}
+
+#[test]
+fn a_generated_junk_set_matches_nothing() {
+    let seed = 0x6a75_6e6b_2026_1202;
+    println!("junk seed {seed:#x}");
+    let kb = Kb::open().unwrap();
+    let set = junk_set(seed, 520);
+    let mut matched = Vec::new();
+    for (kind, text) in &set {
+        let hits = kb.search(text, None, 3).unwrap();
+        if let Some(h) = hits.first() {
+            matched.push(format!(
+                "{kind}: {:?} -> {} {:?}",
+                short(text),
+                h.id,
+                h.matched
+            ));
+        }
+    }
+    assert!(
+        matched.is_empty(),
+        "{} of {} junk cases matched (seed {seed:#x}):\n{}",
+        matched.len(),
+        set.len(),
+        matched.join("\n")
+    );
+}
+
+#[test]
+fn the_readme_s_examples_of_junk_match_nothing() {
+    let kb = Kb::open().unwrap();
+    for t in [
+        "this is fine",
+        "the quick brown fox",
+        "failed",
+        "aGVsbG8gd29ybGQK",
+    ] {
+        assert!(kb.search(t, None, 3).unwrap().is_empty(), "{t}");
+    }
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(90).collect()
+}
