@@ -6,7 +6,6 @@
 //! was observed in. A fact the paste states itself that differs from the machine model
 //! ([`crate::agreement::Difference`]) withholds every check resting on it.
 
-
 use gpukb_facts::fingerprint::Fingerprint;
 use gpukb_facts::{Observed, Source};
 use serde::Serialize;
@@ -107,26 +106,46 @@ pub fn rests_on(check: CheckId) -> &'static [Basis] {
     const LIBS: &[Basis] = &[Loads, Env("LD_LIBRARY_PATH"), Env("LD_PRELOAD")];
     match check {
         CheckId::NoNvidiaGpuVisible => &[Gpus],
-        CheckId::GpuMemoryFault | CheckId::ThermalOrPowerThrottling | CheckId::PcieLinkDegraded => &[Nvml],
+        CheckId::GpuMemoryFault | CheckId::ThermalOrPowerThrottling | CheckId::PcieLinkDegraded => {
+            &[Nvml]
+        }
         CheckId::MigWithoutInstances | CheckId::MigEnabled => &[Nvml],
         CheckId::NouveauBound | CheckId::NvidiaUvmNotLoaded => &[Modules],
-        CheckId::SecureBootBlocksModule | CheckId::DriverNotBuiltForRunningKernel | CheckId::DriverNotInstalled | CheckId::DriverNotLoaded => &[Modules, Pci],
+        CheckId::SecureBootBlocksModule
+        | CheckId::DriverNotBuiltForRunningKernel
+        | CheckId::DriverNotInstalled
+        | CheckId::DriverNotLoaded => &[Modules, Pci],
         CheckId::OpenModuleRequired => &[Gpus, Modules],
         CheckId::DriverBranchDropsGpu => &[Gpus, Driver],
-        CheckId::DriverUserspaceMismatch | CheckId::ContainerShipsDriverLibraries => &[Driver, Files],
+        CheckId::DriverUserspaceMismatch | CheckId::ContainerShipsDriverLibraries => {
+            &[Driver, Files]
+        }
         CheckId::FabricManagerNotRunning => &[Pci, CudaApi],
-        CheckId::SecureBootEnabled | CheckId::InContainer | CheckId::Wsl | CheckId::WslLibcudaMissing => &[Files],
+        CheckId::SecureBootEnabled
+        | CheckId::InContainer
+        | CheckId::Wsl
+        | CheckId::WslLibcudaMissing => &[Files],
         CheckId::OnJetson | CheckId::JetsonPartialUpgrade => &[Files],
         CheckId::ContainerWithoutGpu => &[Files, Env("NVIDIA_VISIBLE_DEVICES")],
         CheckId::CudaVisibleDevicesHidesGpus => &[NvmlIfSet("CUDA_VISIBLE_DEVICES")],
         CheckId::CudaInitFailed => &[CudaApi],
-        CheckId::DriverOlderThanTorchCuda | CheckId::DriverOlderThanFrameworkCuda => &[Driver, Python],
-        CheckId::TorchLibraryMissing | CheckId::LibraryShadowedByLdLibraryPath | CheckId::OnnxruntimeCudaLibraryMissing | CheckId::DuplicateLibraryVersions | CheckId::TorchPinMismatch => LIBS,
+        CheckId::DriverOlderThanTorchCuda | CheckId::DriverOlderThanFrameworkCuda => {
+            &[Driver, Python]
+        }
+        CheckId::TorchLibraryMissing
+        | CheckId::LibraryShadowedByLdLibraryPath
+        | CheckId::OnnxruntimeCudaLibraryMissing
+        | CheckId::DuplicateLibraryVersions
+        | CheckId::TorchPinMismatch => LIBS,
         CheckId::CudaHomeOlderThanTorch => &[Env("CUDA_HOME"), Python, Files],
-        CheckId::TorchCpuOnly | CheckId::TorchLacksGpuArch | CheckId::ExtensionLacksGpuArch => &[Gpus, Python],
+        CheckId::TorchCpuOnly | CheckId::TorchLacksGpuArch | CheckId::ExtensionLacksGpuArch => {
+            &[Gpus, Python]
+        }
         CheckId::JetsonTorchWheelMismatch | CheckId::JetsonGenericAarch64Wheel => &[Files, Python],
         CheckId::JaxPluginVersionMismatch => &[Python],
-        CheckId::ProbeKernelsFail | CheckId::ProbeLoadsDisagree | CheckId::ProbeThroughputLow => &[Probe],
+        CheckId::ProbeKernelsFail | CheckId::ProbeLoadsDisagree | CheckId::ProbeThroughputLow => {
+            &[Probe]
+        }
         CheckId::GpuFellOffBus => &[Nvml, Pci],
         CheckId::WslLinuxDriverInstalled => &[Files],
         CheckId::CudaStubLibraryLoaded => LIBS,

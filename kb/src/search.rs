@@ -183,6 +183,22 @@ impl Evidence {
     pub fn names_a_failure(&self) -> bool {
         self.0.values().any(Cand::has_strong)
     }
+
+    /// The best lexical score any candidate gathered.
+    fn best_bm25(&self) -> f64 {
+        self.0.values().map(|c| c.bm25).fold(0.0, f64::max)
+    }
+}
+
+/// Whether the text reports an error the way programs do: an error class or the word
+/// `error`/`exception`/`fatal` followed by a colon (`CUDA error: out of memory`,
+/// `RuntimeError: ...`). Such a line with words an entry shares is a failure even when
+/// no signature names it; prose and logs of runs that worked have no such line.
+fn states_an_error(text: &str) -> bool {
+    static ERROR_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S").expect("a valid regex")
+    });
+    ERROR_LINE.is_match(text)
 }
 
 /// The evidence one candidate gathered from the paste.
@@ -499,10 +515,12 @@ impl Kb {
         limit: usize,
     ) -> Result<Ranking, KbError> {
         let m = self.matcher()?;
-        if q.normalized.trim().is_empty() || limit == 0 || !e.names_a_failure() {
+        let w = &WEIGHTS;
+        let names_failure =
+            e.names_a_failure() || (states_an_error(&q.normalized) && e.best_bm25() >= w.min_bm25);
+        if q.normalized.trim().is_empty() || limit == 0 || !names_failure {
             return Ok(Ranking::default());
         }
-        let w = &WEIGHTS;
         let differs = facts
             .map(|f| crate::agreement::compare(&q.signals, f.fingerprint()).differs)
             .unwrap_or_default();

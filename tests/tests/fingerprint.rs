@@ -43,6 +43,15 @@ fn replaying_a_capture_reproduces_the_fingerprint_it_recorded() {
         ));
         recorded.pci = replayed.pci.clone();
         recorded.driver.installed_modules = replayed.driver.installed_modules.clone();
+        // The kernel log and the platform facts (WSL2 files, driver mounts) are newer than
+        // these captures: unobservable on replay, never absent or failed.
+        assert!(matches!(replayed.kernel_log, Observed::Unobservable { .. }));
+        assert!(matches!(
+            replayed.platform.driver_mounts,
+            Observed::Unobservable { .. }
+        ));
+        recorded.kernel_log = replayed.kernel_log.clone();
+        recorded.platform = replayed.platform.clone();
         // Framework builds (JAX plugin, CuPy…) are read from listings the capture
         // recorded, by a reader newer than the recorded fingerprint.
         // So are torch's loads: the loader model (agent/src/loader) resolves every

@@ -211,31 +211,54 @@ fn wsl_linux_driver_installed(v: &View) -> Conclusion {
         o => return Conclusion::Undecided(format!("WSL2 files: {}", o.why_not().unwrap_or(""))),
     };
     let mut ev = Vec::new();
-    let loaded = v
-        .fp
-        .driver
-        .libcuda
-        .value()
-        .filter(|l| !l.real_path.starts_with("/usr/lib/wsl/"));
+    let loaded =
+        v.fp.driver
+            .libcuda
+            .value()
+            .filter(|l| !l.real_path.starts_with("/usr/lib/wsl/"));
     if let Some(l) = loaded {
-        ev.push(Evidence::new(format!("the loader picks libcuda.so.1 = {} ({}), not /usr/lib/wsl/lib's", l.real_path, l.found_via), &l.source));
+        ev.push(Evidence::new(
+            format!(
+                "the loader picks libcuda.so.1 = {} ({}), not /usr/lib/wsl/lib's",
+                l.real_path, l.found_via
+            ),
+            &l.source,
+        ));
     }
     if let Observed::Found { value, source } = &w.foreign_libcuda {
-        for p in value.iter().filter(|p| loaded.is_none_or(|l| &l.real_path != *p)) {
-            ev.push(Evidence::new(format!("{p} is a Linux driver's libcuda"), source));
+        for p in value
+            .iter()
+            .filter(|p| loaded.is_none_or(|l| &l.real_path != *p))
+        {
+            ev.push(Evidence::new(
+                format!("{p} is a Linux driver's libcuda"),
+                source,
+            ));
         }
     }
     let libcuda = !ev.is_empty();
     if let Observed::Found { value, source } = &w.driver_packages {
         if !value.is_empty() {
-            let names: Vec<String> = value.iter().map(|p| format!("{} {}", p.name, p.version)).collect();
-            ev.push(Evidence::new(format!("installed: {}", names.join(", ")), source));
+            let names: Vec<String> = value
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.version))
+                .collect();
+            ev.push(Evidence::new(
+                format!("installed: {}", names.join(", ")),
+                source,
+            ));
         }
     }
     if ev.is_empty() {
         return match (&w.driver_packages, &w.foreign_libcuda) {
-            (Observed::Found { .. }, Observed::Found { .. }) => Conclusion::Clear("no Linux NVIDIA driver package or libcuda inside WSL2".into()),
-            (p, l) => Conclusion::Undecided(format!("packages: {}; libcuda: {}", p.why_not().unwrap_or("seen"), l.why_not().unwrap_or("seen"))),
+            (Observed::Found { .. }, Observed::Found { .. }) => {
+                Conclusion::Clear("no Linux NVIDIA driver package or libcuda inside WSL2".into())
+            }
+            (p, l) => Conclusion::Undecided(format!(
+                "packages: {}; libcuda: {}",
+                p.why_not().unwrap_or("seen"),
+                l.why_not().unwrap_or("seen")
+            )),
         };
     }
     let _ = wsrc;

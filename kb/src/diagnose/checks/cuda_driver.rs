@@ -167,8 +167,12 @@ fn cuda_stub_library_loaded(v: &View) -> Conclusion {
             let how = l.source.as_deref().unwrap_or(&l.via);
             let title = format!("torch in {} would load the CUDA toolkit's stub libcuda ({path}, found through {how}), not the driver's: every CUDA call fails with error 34 (CUDA driver is a stub library)", e.site_packages);
             let src = match l.rule {
-                Some(gpukb_facts::fingerprint::LoadRule::Preload) => Source::Env { var: "LD_PRELOAD".into() },
-                _ => Source::Env { var: "LD_LIBRARY_PATH".into() },
+                Some(gpukb_facts::fingerprint::LoadRule::Preload) => Source::Env {
+                    var: "LD_PRELOAD".into(),
+                },
+                _ => Source::Env {
+                    var: "LD_LIBRARY_PATH".into(),
+                },
             };
             out.push(
                 finding(Some(e.site_packages.clone()), title.clone(), Severity::Failure, vec![Evidence::new(title, &src)])
@@ -179,8 +183,12 @@ fn cuda_stub_library_loaded(v: &View) -> Conclusion {
     }
     match (seen, out.is_empty()) {
         (_, false) => Conclusion::Found(out),
-        (true, true) => Conclusion::Clear("the libcuda.so.1 torch would load is the driver's, not a stub".into()),
-        (false, true) => Conclusion::Undecided("no torch install whose libcuda.so.1 the loader model resolved".into()),
+        (true, true) => Conclusion::Clear(
+            "the libcuda.so.1 torch would load is the driver's, not a stub".into(),
+        ),
+        (false, true) => Conclusion::Undecided(
+            "no torch install whose libcuda.so.1 the loader model resolved".into(),
+        ),
     }
 }
 

@@ -97,9 +97,15 @@ fn shadowed_through(l: &gpukb_facts::fingerprint::ResolvedLibrary) -> Option<&'s
 /// CUDA-numbered libraries (their soname's number is the CUDA major) whose
 /// version says which CUDA release they belong to.
 fn cuda_numbered(soname: &str) -> bool {
-    ["libcudart.so", "libcublas.so", "libcublasLt.so", "libnvrtc.so", "libnvJitLink.so"]
-        .iter()
-        .any(|p| soname.starts_with(p))
+    [
+        "libcudart.so",
+        "libcublas.so",
+        "libcublasLt.so",
+        "libnvrtc.so",
+        "libnvJitLink.so",
+    ]
+    .iter()
+    .any(|p| soname.starts_with(p))
 }
 
 fn major_minor(v: &str) -> Option<(u32, u32)> {
@@ -130,8 +136,12 @@ fn library_shadowed(v: &View) -> Conclusion {
             let title = match (pinned, &l.version) {
                 (Some(w), Some(ver)) if !ver.starts_with(&w.version) && !w.version.starts_with(ver.as_str()) => format!("torch loads {} {ver} from {var} ({path}), not the {} {} wheel it pins", l.soname, w.name, w.version),
                 (Some(_), _) => continue,
-                // No pin (Jetson's documented LD_LIBRARY_PATH=/usr/local/cuda/lib64, NGC images):
-                // normal, unless it is a CUDA-numbered library older than torch's CUDA.
+                // A wheel torch (it depends on nvidia-* wheels) with no wheel for this library
+                // installed: whatever LD_LIBRARY_PATH brings is not what it was built with.
+                (None, _) if !e.nvidia_wheels.is_empty() => format!("torch loads {} from {var} ({path})", l.soname),
+                // A torch built against the system CUDA (no nvidia-* wheels: Jetson's documented
+                // LD_LIBRARY_PATH=/usr/local/cuda/lib64, NGC images): normal, unless it is a
+                // CUDA-numbered library older than torch's CUDA.
                 (None, ver) => match (cuda_numbered(&l.soname), ver.as_deref().and_then(major_minor), t.cuda) {
                     (true, Some(lv), Some(tc)) if lv < (tc.major, tc.minor) => format!("torch {} (CUDA {tc}) loads {} {} from {var} ({path}): older than the CUDA it was built with", t.version, l.soname, ver.as_deref().unwrap_or("")),
                     _ => continue,
@@ -143,7 +153,10 @@ fn library_shadowed(v: &View) -> Conclusion {
         }
     }
     if out.is_empty() {
-        Conclusion::Clear("no CUDA library torch loads comes from LD_LIBRARY_PATH or LD_PRELOAD against its pin".into())
+        Conclusion::Clear(
+            "no CUDA library torch loads comes from LD_LIBRARY_PATH or LD_PRELOAD against its pin"
+                .into(),
+        )
     } else {
         Conclusion::Found(out)
     }

@@ -292,7 +292,11 @@ pub(super) fn pci_key(addr: &str) -> Option<(u32, u8, u8)> {
 /// NVIDIA GPUs bound to `nvidia` on the PCI bus that NVML does not list, or
 /// lists as lost (`NVML_ERROR_GPU_IS_LOST`), with what says so.
 fn lost_to_nvml(v: &View) -> Option<Vec<(String, String, Source)>> {
-    let Observed::Found { value: nvml, source: nsrc } = &v.fp.nvml else {
+    let Observed::Found {
+        value: nvml,
+        source: nsrc,
+    } = &v.fp.nvml
+    else {
         return None;
     };
     let Observed::Found { value: pci, .. } = &v.fp.pci else {
@@ -317,10 +321,25 @@ fn lost_to_nvml(v: &View) -> Option<Vec<(String, String, Source)>> {
             ));
         }
     }
-    for g in nvml.gpus.iter().filter(|g| g.unavailable.iter().any(|u| u.contains("GPU_IS_LOST"))) {
+    for g in nvml
+        .gpus
+        .iter()
+        .filter(|g| g.unavailable.iter().any(|u| u.contains("GPU_IS_LOST")))
+    {
         if out.is_empty() || g.pci_bus_id.is_some() {
-            let what = g.unavailable.iter().find(|u| u.contains("GPU_IS_LOST")).cloned().unwrap_or_default();
-            out.push((g.pci_bus_id.clone().unwrap_or_else(|| format!("NVML GPU {}", g.index)), what, nsrc.clone()));
+            let what = g
+                .unavailable
+                .iter()
+                .find(|u| u.contains("GPU_IS_LOST"))
+                .cloned()
+                .unwrap_or_default();
+            out.push((
+                g.pci_bus_id
+                    .clone()
+                    .unwrap_or_else(|| format!("NVML GPU {}", g.index)),
+                what,
+                nsrc.clone(),
+            ));
         }
     }
     Some(out)
