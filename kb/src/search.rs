@@ -252,6 +252,8 @@ pub struct Weights {
     pub bm25_code_linked: f64,
     /// Candidates with only BM25 below this are dropped.
     pub min_bm25: f64,
+    /// Lexical score that alone says the paste names a failure an entry describes.
+    pub failure_bm25: f64,
     /// Paste and entry name different frameworks: score times this.
     pub other_framework: f64,
     /// Paste and entry name the same framework: score times this, plus `same_framework_add`.
@@ -288,6 +290,7 @@ pub const WEIGHTS: Weights = Weights {
     bm25_code_unlinked: 0.5,
     bm25_code_linked: 0.3,
     min_bm25: 1.5,
+    failure_bm25: 10.0,
     other_framework: 0.5,
     same_framework: 1.3,
     same_framework_add: 1.0,
@@ -516,8 +519,9 @@ impl Kb {
     ) -> Result<Ranking, KbError> {
         let m = self.matcher()?;
         let w = &WEIGHTS;
-        let names_failure =
-            e.names_a_failure() || (states_an_error(&q.normalized) && e.best_bm25() >= w.min_bm25);
+        let names_failure = e.names_a_failure()
+            || e.best_bm25() >= w.failure_bm25
+            || (states_an_error(&q.normalized) && e.best_bm25() >= w.min_bm25);
         if q.normalized.trim().is_empty() || limit == 0 || !names_failure {
             return Ok(Ranking::default());
         }
