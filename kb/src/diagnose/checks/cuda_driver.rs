@@ -170,9 +170,12 @@ fn cuda_stub_library_loaded(v: &View) -> Conclusion {
                 Some(gpukb_facts::fingerprint::LoadRule::Preload) => Source::Env {
                     var: "LD_PRELOAD".into(),
                 },
-                _ => Source::Env {
+                Some(gpukb_facts::fingerprint::LoadRule::LdLibraryPath) => Source::Env {
                     var: "LD_LIBRARY_PATH".into(),
                 },
+                // Found through RPATH/RUNPATH, the cache or a default directory: the
+                // file itself is the evidence.
+                _ => Source::file(path.to_string()),
             };
             out.push(
                 finding(Some(e.site_packages.clone()), title.clone(), Severity::Failure, vec![Evidence::new(title, &src)])
