@@ -66,6 +66,12 @@ impl<W: Write> Write for StopOnBrokenPipe<W> {
 }
 
 fn main() -> ExitCode {
+    // `gpukb __gpukb-cuinit-child PATH`: the doctor's child that runs cuInit in the
+    // libcuda the user's process would load (gpukb_agent::collect::cuda_process).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(code) = gpukb_agent::collect::cuda_process::run_if_child(&args) {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     if STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("gpukb: error: standard output is closed (nothing could be written)");
         return ExitCode::from(2);

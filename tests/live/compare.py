@@ -82,15 +82,24 @@ def compare_loads(rec, pred):
     real = real_libs(rec)
     rows, ok = [], True
     predicted = set()
+    # One soname may be mapped from several files (LD_PRELOAD of one copy, then torch
+    # opening its wheel's copy by path): compare the set of copies per soname.
+    by_so = {}
     for ld in (pred or {}).get("loads") or []:
-        so = ld.get("soname") or ""
+        by_so.setdefault(ld.get("soname") or "", []).append(ld)
+    for so, lds in by_so.items():
         predicted.add(so)
-        g = f"{ld.get('path')} -> {ld.get('realpath')} ({ld.get('rule') or ld.get('via') or '?'})"
+        g = "; ".join(f"{ld.get('path')} -> {ld.get('realpath')} ({ld.get('rule') or ld.get('via') or '?'})"
+                      for ld in lds)
         if so not in real:
             rows.append((so, "predicted, not loaded", g, "-"))
             continue
-        status = same_copy(ld.get("realpath"), real[so])
-        ok &= status == "agree"
+        copies = sorted({ld.get("realpath") for ld in lds})
+        if copies == sorted(set(real[so])):
+            status = "agree" if len(copies) == 1 else f"agree ({len(copies)} copies)"
+        else:
+            status = same_copy(copies[0], real[so]) if len(copies) == 1 else "DISAGREE"
+        ok &= status.startswith("agree")
         rows.append((so, status, g, ", ".join(real[so])))
     lc = (pred or {}).get("libcuda")
     if "libcuda.so.1" in real and "libcuda.so.1" not in predicted:
@@ -242,7 +251,7 @@ def loads_cell(r):
     if r.get("loads_ok") is None:
         return "n/a (not torch)"
     rows = r["loads"]
-    agree = sum(1 for x in rows if x[1] == "agree")
+    agree = sum(1 for x in rows if x[1].startswith("agree"))
     bad = [x[0] for x in rows if x[1].startswith("DISAGREE")]
     miss = [x for x in rows if x[1].startswith("NOT PREDICTED")]
     foreign = [x[0] for x in miss if "outside" in x[1]]
@@ -292,7 +301,7 @@ def render(out, results):
                      f"failed at: {r.get('failed_step')}.\n")
         if r["error"]:
             lines.append("```\n" + r["error"][:1500] + "\n```\n")
-        bad = [x for x in r["loads"] if x[1] != "agree"]
+        bad = [x for x in r["loads"] if not x[1].startswith("agree")]
         if bad:
             lines.append("| soname | status | gpukb predicts | real process mapped |\n|---|---|---|---|")
             lines += [f"| {a} | {b} | {c} | {e} |" for a, b, c, e in bad]

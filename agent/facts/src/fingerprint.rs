@@ -472,6 +472,38 @@ pub struct CudaFacts {
     pub init: Observed<String>,
     /// Devices `cuDeviceGet` enumerates after a successful `cuInit`.
     pub devices: Vec<CudaDevice>,
+    /// The `libcuda` file gpukb's own `cuInit` ran in (its real path, from gpukb's
+    /// `/proc/self/maps`): gpukb's search for libcuda is not the user's process's.
+    #[serde(default = "not_recorded_cuda::<String>")]
+    pub loaded: Observed<String>,
+    /// `cuInit` in the copy the user's process would load (`torch.loads[]`'s
+    /// `libcuda.so.1`, else `driver.libcuda`): run in a child process with a
+    /// deadline when that copy is not [`CudaFacts::loaded`], taken from `init`
+    /// when it is.
+    #[serde(default = "not_recorded_cuda::<ProcessInit>")]
+    pub process: Observed<ProcessInit>,
+}
+
+/// `cuInit` as the user's process would see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProcessInit {
+    /// The real path of the `libcuda.so.1` the process loads.
+    pub library: String,
+    /// The exact CUresult name `cuInit(0)` returned there, e.g.
+    /// `CUDA_ERROR_STUB_LIBRARY`.
+    pub init: String,
+    /// Whether a child process loaded that copy (it is not the one gpukb loaded).
+    pub in_child: bool,
+}
+
+/// What a fingerprint written before a field existed holds in it.
+fn not_recorded_cuda<T>() -> Observed<T> {
+    Observed::unobservable(
+        Source::CudaDriver {
+            call: "cuInit".into(),
+        },
+        "not recorded (the fingerprint or capture predates this fact)",
+    )
 }
 
 /// One device as the CUDA driver API sees it.
@@ -507,9 +539,14 @@ pub struct LibraryFile {
 /// A CUDA toolkit installed under `/usr/local/cuda*` or `/opt`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Toolkit {
+    /// The toolkit's real directory (symlinks resolved).
     pub path: String,
     pub version: Observed<String>,
     pub nvcc: bool,
+    /// Every name gpukb reached it by, as written: `/usr/local/cuda`, or the value of
+    /// `CUDA_HOME`/`CUDA_PATH`, through any chain of symlinks (update-alternatives).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reached_as: Vec<String>,
 }
 
 /// Every CUDA library found, toolkits, and conflicting copies.

@@ -17,6 +17,9 @@ pub(super) struct CudaAnswer {
     driver_version: CudaVersion,
     init: String,
     devices: Vec<CudaDevice>,
+    /// The libcuda file gpukb mapped (absent in captures made before it was recorded).
+    #[serde(default)]
+    loaded: Option<String>,
 }
 
 impl CudaAnswer {
@@ -24,14 +27,26 @@ impl CudaAnswer {
         let source = Source::CudaDriver {
             call: "cuInit".into(),
         };
+        let loaded = match self.loaded {
+            Some(path) => Observed::found(path, Source::file("/proc/self/maps")),
+            None => Observed::unobservable(
+                Source::file("/proc/self/maps"),
+                "which libcuda gpukb loaded was not recorded (a capture from an older gpukb, or no maps)",
+            ),
+        };
         CudaFacts {
             driver_version: self.driver_version,
             init: if self.init == INIT_SKIPPED {
-                Observed::unobservable(source, "cuInit was not called (--quick)")
+                Observed::unobservable(source.clone(), "cuInit was not called (--quick)")
             } else {
-                Observed::found(self.init, source)
+                Observed::found(self.init, source.clone())
             },
             devices: self.devices,
+            loaded,
+            process: Observed::unobservable(
+                source,
+                "which libcuda the user's process loads was not resolved",
+            ),
         }
     }
 }
@@ -81,11 +96,15 @@ fn live(init: bool) -> Result<Option<CudaAnswer>, HostError> {
         sys::cuDriverGetVersion(&mut v)
     })?;
     let driver_version = CudaVersion::from_api(u32::try_from(v).unwrap_or(0));
+    let loaded = crate::host::own_maps()
+        .as_deref()
+        .and_then(super::cuda_process::mapped_libcuda);
     if !init {
         return Ok(Some(CudaAnswer {
             driver_version,
             init: INIT_SKIPPED.into(),
             devices: vec![],
+            loaded,
         }));
     }
     // SAFETY: FFI, flags must be 0.
@@ -103,6 +122,7 @@ fn live(init: bool) -> Result<Option<CudaAnswer>, HostError> {
         driver_version,
         init: result_name(init),
         devices,
+        loaded,
     }))
 }
 

@@ -131,8 +131,16 @@ pub(super) fn collect(ctx: &Context) -> LibraryFacts {
 }
 
 fn toolkits(host: &Host, files: &mut Vec<LibraryFile>, problems: &mut Vec<String>) -> Vec<Toolkit> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
+    let mut out: Vec<Toolkit> = Vec::new();
+    // `CUDA_HOME`/`CUDA_PATH` first (what torch's cpp_extension and nvcc wrappers
+    // use), then every `cuda*` directory under /usr/local and /opt.
+    let mut candidates: Vec<(String, bool)> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| host.env().get(v))
+        .map(|p| p.trim_end_matches('/').to_string())
+        .filter(|p| p.starts_with('/'))
+        .map(|p| (p, true))
+        .collect();
     for parent in ["/usr/local", "/opt"] {
         let entries = match host.list(parent) {
             Ok(Some(e)) => e,
@@ -142,15 +150,32 @@ fn toolkits(host: &Host, files: &mut Vec<LibraryFile>, problems: &mut Vec<String
                 continue;
             }
         };
-        for e in entries
-            .iter()
-            .filter(|e| e.name.starts_with("cuda") && e.kind == EntryKind::Dir)
+        candidates.extend(
+            entries
+                .iter()
+                .filter(|e| e.name.starts_with("cuda") && e.kind == EntryKind::Dir)
+                .map(|e| (format!("{parent}/{}", e.name), false)),
+        );
+    }
+    for (path, from_env) in candidates {
         {
-            let path = format!("{parent}/{}", e.name);
             let Ok(Some(real)) = host.canonicalize(&path) else {
                 continue;
             };
-            if !seen.insert(real.clone()) {
+            if let Some(t) = out.iter_mut().find(|t| t.path == real) {
+                if path != real && !t.reached_as.contains(&path) {
+                    t.reached_as.push(path);
+                }
+                continue;
+            }
+            // A variable may name anything: only a directory that looks like a toolkit.
+            if from_env
+                && !host.exists(&format!("{real}/bin")).unwrap_or(false)
+                && !host
+                    .exists(&format!("{real}/version.json"))
+                    .unwrap_or(false)
+                && !host.exists(&format!("{real}/lib64")).unwrap_or(false)
+            {
                 continue;
             }
             let json = format!("{real}/version.json");
@@ -185,10 +210,12 @@ fn toolkits(host: &Host, files: &mut Vec<LibraryFile>, problems: &mut Vec<String
                     files.extend(v);
                 }
             }
+            let reached_as = if path == real { vec![] } else { vec![path] };
             out.push(Toolkit {
                 path: real,
                 version,
                 nvcc,
+                reached_as,
             });
         }
     }

@@ -4,6 +4,7 @@
 //! `nvidia-smi`) never delays the others beyond its deadline.
 
 mod cuda;
+pub mod cuda_process;
 mod driver;
 mod jetson;
 mod kernel_log;
@@ -369,6 +370,11 @@ fn observe_all(
         wsl: Observed::failed(Source::file("/proc/sys/kernel/osrelease"), &e),
         driver_mounts: Observed::failed(Source::file("/proc/self/mountinfo"), e),
     });
+    let mut cuda = cuda;
+    if d.cuda_api {
+        let lib = process_libcuda(&python, &drv);
+        cuda_process::fill(&ctx.host, d.cuda, &mut cuda, lib);
+    }
     let env = ctx
         .host
         .env()
@@ -405,6 +411,21 @@ fn observe_all(
         cpu: None,
     });
     (fp, timings)
+}
+
+/// The real path of the `libcuda.so.1` the user's process loads: the first torch
+/// install's (the loader model's answer for it), else the driver search's.
+fn process_libcuda(
+    python: &[crate::fingerprint::PythonEnv],
+    drv: &crate::fingerprint::DriverFacts,
+) -> Option<String> {
+    let from_torch = python
+        .iter()
+        .filter_map(|e| e.torch.as_ref())
+        .flat_map(|t| t.loads.iter())
+        .find(|l| l.soname == "libcuda.so.1")
+        .and_then(|l| l.path.clone());
+    from_torch.or_else(|| drv.libcuda.value().map(|l| l.real_path.clone()))
 }
 
 /// The CUDA driver API section alone (`cuDriverGetVersion`, and `cuInit` when

@@ -709,7 +709,17 @@ fn loads_of(
 fn is_cuda_library(name: &str) -> bool {
     let stem = name.split(".so").next().unwrap_or("");
     family_of(name).is_some()
-        || matches!(stem, "libcuda" | "libnvidia-ml")
+        || matches!(
+            stem,
+            "libcuda"
+                | "libnvidia-ml"
+                | "libcupti"
+                | "libcufile"
+                | "libcusparseLt"
+                | "libnvshmem_host"
+                | "libnvrtc-builtins"
+                | "libnvToolsExt"
+        )
         || stem.starts_with("libcudnn_")
 }
 

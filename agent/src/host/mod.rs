@@ -552,6 +552,32 @@ impl Host {
     }
 }
 
+/// Runs gpukb itself (`/proc/self/exe`) with `args`, under `timeout`: for calls that
+/// must load a library gpukb's own process should not (a child that crashes or
+/// hangs costs only itself). Live only; callers record the answer through
+/// [`Host::answer`].
+pub fn run_self(args: &[&str], timeout: Duration) -> Result<runner::CommandOutput, HostError> {
+    let exe = std::env::current_exe().map_err(|e| HostError::Spawn {
+        command: "gpukb (its own executable)".into(),
+        message: e.to_string(),
+    })?;
+    let exe = exe.to_string_lossy().into_owned();
+    let mut argv = vec![exe.as_str()];
+    argv.extend_from_slice(args);
+    runner::run(&argv, &EnvRegistry::from_map(BTreeMap::new()), timeout)?.ok_or_else(|| {
+        HostError::Spawn {
+            command: exe.clone(),
+            message: "gpukb's own executable is not a file".into(),
+        }
+    })
+}
+
+/// gpukb's own `/proc/self/maps` (which files this process mapped), or `None` off Linux.
+#[allow(clippy::disallowed_methods)] // gpukb's own process, not the machine under study
+pub fn own_maps() -> Option<String> {
+    std::fs::read_to_string("/proc/self/maps").ok()
+}
+
 /// Runs `f` on its own thread; gives up after `deadline`.
 pub fn with_deadline<T, F>(what: &str, deadline: Duration, f: F) -> Result<Option<T>, HostError>
 where

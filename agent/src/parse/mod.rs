@@ -8,3 +8,4 @@ pub mod nvidia;
 pub mod platform;
 pub mod python;
 pub mod system;
+pub mod torch_init;

@@ -150,6 +150,15 @@ pub(super) const CUDA_STUB_LIBRARY_LOADED: Check = Check {
     fix: fixes::none,
 };
 
+/// The process's own `cuInit` answer, when a child ran it in the process's libcuda and
+/// it said "stub library".
+fn stub_answered(v: &View) -> Option<(gpukb_facts::fingerprint::ProcessInit, Source)> {
+    let c = v.fp.cuda.value()?;
+    let p = c.process.value()?;
+    (p.in_child && p.init == "CUDA_ERROR_STUB_LIBRARY")
+        .then(|| (p.clone(), c.process.source().clone()))
+}
+
 /// Whether a resolved `libcuda.so.1` real path is the toolkit's stub.
 fn is_stub_libcuda(real: &str) -> bool {
     real.split('/').any(|c| c == "stubs") || real.rsplit('/').next() == Some("libcuda.so")
@@ -182,6 +191,21 @@ fn cuda_stub_library_loaded(v: &View) -> Conclusion {
                     .affects(vec![Affects::library(path), Affects::env(&e.site_packages)])
                     .confirm(&["echo $LD_LIBRARY_PATH", "LD_DEBUG=libs python3 -c 'import torch; torch.cuda.init()' 2>&1 | grep -E 'libcuda.so' | head"]),
             );
+        }
+    }
+    if let Some((p, src)) = stub_answered(v) {
+        let title = format!(
+            "cuInit in the libcuda.so.1 the process loads ({}) returned CUDA_ERROR_STUB_LIBRARY: it is the CUDA toolkit's stub, not the driver's",
+            p.library
+        );
+        let ev = Evidence::new(format!("cuInit(0) = {} in {}", p.init, p.library), &src);
+        match out.first_mut() {
+            Some(f) => f.evidence.push(ev),
+            None => out.push(
+                finding(None, title, Severity::Failure, vec![ev])
+                    .affects(vec![Affects::library(&p.library)])
+                    .confirm(&["echo $LD_LIBRARY_PATH", "LD_DEBUG=libs python3 -c 'import torch; torch.cuda.init()' 2>&1 | grep -E 'libcuda.so' | head"]),
+            ),
         }
     }
     match (seen, out.is_empty()) {

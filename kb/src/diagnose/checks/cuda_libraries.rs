@@ -278,14 +278,23 @@ fn cuda_home_older_than_torch(v: &View) -> Conclusion {
         .or_else(|| v.env("CUDA_PATH"))
         .unwrap_or("/usr/local/cuda")
         .trim_end_matches('/');
-    let tk =
-        v.fp.libraries
-            .toolkits
-            .iter()
-            .find(|t| t.path.trim_end_matches('/') == home);
+    let tk = v.fp.libraries.toolkits.iter().find(|t| {
+        t.path.trim_end_matches('/') == home
+            || t.reached_as.iter().any(|a| a.trim_end_matches('/') == home)
+    });
     let Some(tk) = tk else {
-        return Conclusion::Clear(format!("no CUDA toolkit at {home}"));
+        return if v.env("CUDA_HOME").or_else(|| v.env("CUDA_PATH")).is_some() {
+            Conclusion::Undecided(format!("{home} is not a CUDA toolkit gpukb found"))
+        } else {
+            Conclusion::Clear(format!("no CUDA toolkit at {home}"))
+        };
     };
+    let shown = if tk.path.trim_end_matches('/') == home {
+        home.to_string()
+    } else {
+        format!("{home} (-> {})", tk.path)
+    };
+    let home = shown.as_str();
     let Some(tv) = tk
         .version
         .value()

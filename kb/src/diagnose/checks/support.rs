@@ -107,8 +107,14 @@ impl WithConfirm for Conclusion {
     }
 }
 
+/// `cuInit`'s result as the user's process sees it: the child's answer in the
+/// process's own libcuda when that is not gpukb's copy, else gpukb's.
 pub(super) fn init_result(v: &View) -> Result<(String, Source), String> {
     match &v.fp.cuda {
+        Observed::Found { value, .. } if value.process.value().is_some_and(|p| p.in_child) => {
+            let p = value.process.value().expect("checked");
+            Ok((p.init.clone(), value.process.source().clone()))
+        }
         Observed::Found { value, .. } => match &value.init {
             Observed::Found { value, source } => Ok((value.clone(), source.clone())),
             o => Err(format!("cuInit: {}", o.why_not().unwrap_or(""))),
