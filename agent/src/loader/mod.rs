@@ -81,7 +81,15 @@ impl ObjectFs for Host {
             // A file whose ELF summary the capture holds is there as named.
             Err(HostError::NotCaptured { .. }) => match self.elf(path) {
                 Ok(Some(_)) => Ok(Some(path.to_string())),
-                _ => Ok(None),
+                // A file its directory's recorded listing names is there as named.
+                _ => {
+                    let path = lexical(path);
+                    let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
+                    let listed = self.list(if dir.is_empty() { "/" } else { dir }).ok().flatten();
+                    Ok(listed
+                        .is_some_and(|l| l.iter().any(|e| e.name == name))
+                        .then(|| path.clone()))
+                }
             },
             r => r,
         }
@@ -108,6 +116,22 @@ impl ObjectFs for Host {
 
 /// Joins a possibly relative path to `cwd` (the kernel resolves relative
 /// paths against the process's working directory).
+/// `a/b/../c` → `a/c`, `.` dropped: a path without touching the file system (for
+/// looking a file up in a capture's recorded listings).
+fn lexical(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
 pub(crate) fn absolute(cwd: &str, path: &str) -> String {
     if path.starts_with('/') {
         path.to_string()
