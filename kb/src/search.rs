@@ -190,13 +190,31 @@ impl Evidence {
     }
 }
 
-/// Whether the text reports an error the way programs do: an error class or the word
-/// `error`/`exception`/`fatal` followed by a colon (`CUDA error: out of memory`,
-/// `RuntimeError: ...`). Such a line with words an entry shares is a failure even when
-/// no signature names it; prose and logs of runs that worked have no such line.
+/// Whether the text reports a failure the way programs do, and prose or a log of a run
+/// that worked does not: an error class or the word `error`/`exception`/`fatal` followed
+/// by a colon (`CUDA error: out of memory`, `RuntimeError: ...`), a traceback, a status
+/// name (`CUDA_ERROR_*`, `CUBLAS_STATUS_*`, `cudaError*`), a call that `failed with`,
+/// `returned` an error or status or exited with a non-zero code, an operation that could not be done
+/// (`cannot open`, `could not load`, `unable to`, `failed to`), a refused connection, or
+/// something `not supported`/`not compatible`. Such a line with words an entry shares is
+/// a failure even when no signature names it.
 fn states_an_error(text: &str) -> bool {
     static ERROR_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S").expect("a valid regex")
+        regex::Regex::new(concat!(
+            r"(?i)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S",
+            r"|traceback \(most recent call last\)",
+            r"|\b[a-z][a-z0-9]*_(?:error|status)_[a-z0-9_]+\b|\bcudaerror[a-z]+",
+            r"|\b(?:fail(?:ed|s|ure)?|unable)\s+(?:to|with|while|when)\b|\bfailed\s*[:!(]",
+            r"|\b(?:cannot|can't|can not|could not|couldn't)\s+(?:be\s+)?(?:open|find|load|dlopen|locate",
+            r"|access|initiali[sz]e|allocate|connect|create|determine|import|execute|communicate)",
+            r"|\breturned (?:an? )?(?:error|failure|status|code)\b",
+            r"|\bexit(?:ed)? (?:with )?(?:code|status)\s*[:=]?\s*-?[1-9]",
+            r"|\berror\s*(?:=|code)\s*-?[1-9]",
+            r"|\bno such file or directory\b|\bconnection (?:refused|reset|closed|timed out)\b",
+            r"|\b(?:is |are )?not (?:a )?(?:supported|compatible)\b|\bincompatible\b",
+            r"|\bsegmentation fault\b|\bcore dumped\b|\bpanicked at\b",
+        ))
+        .expect("a valid regex")
     });
     ERROR_LINE.is_match(text)
 }
