@@ -196,12 +196,13 @@ impl Evidence {
 /// name (`CUDA_ERROR_*`, `CUBLAS_STATUS_*`, `cudaError*`), a call that `failed with`,
 /// `returned` an error or status or exited with a non-zero code, an operation that could not be done
 /// (`cannot open`, `could not load`, `unable to`, `failed to`), a refused connection, or
-/// something `not supported`/`not compatible`. Such a line with words an entry shares is
+/// something `not supported`/`not compatible`, a panic, or a framework that sees no GPU
+/// (`is_available()` False, an empty device list, `no CUDA devices found`). Such a line with words an entry shares is
 /// a failure even when no signature names it.
 fn states_an_error(text: &str) -> bool {
     static ERROR_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(concat!(
-            r"(?i)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S",
+            r"(?im)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S",
             r"|traceback \(most recent call last\)",
             r"|\b[a-z][a-z0-9]*_(?:error|status)_[a-z0-9_]+\b|\bcudaerror[a-z]+",
             r"|\b(?:fail(?:ed|s|ure)?|unable)\s+(?:to|with|while|when)\b|\bfailed\s*[:!(]",
@@ -212,7 +213,12 @@ fn states_an_error(text: &str) -> bool {
             r"|\berror\s*(?:=|code)\s*-?[1-9]",
             r"|\bno such file or directory\b|\bconnection (?:refused|reset|closed|timed out)\b",
             r"|\b(?:is |are )?not (?:a )?(?:supported|compatible)\b|\bincompatible\b",
-            r"|\bsegmentation fault\b|\bcore dumped\b|\bpanicked at\b",
+            r"|\bsegmentation fault\b|\bcore dumped\b|\bpanicked at\b|^\s*panic:",
+            // a framework or tool that reports no GPU: is_available() False, an empty list
+            r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",
+            r"|list_physical_devices\(\W*gpu\W*\)\s*(?:>>>\s*)?\[\]",
+            r"|\bno (?:(?:cuda|gpu|nvidia)[- ]?(?:capable )?(?:gpus?|devices?)?|gpus?|devices?)",
+            r"\s*(?:is |are |were )?(?:found|detected|available)\b",
         ))
         .expect("a valid regex")
     });
@@ -1351,5 +1357,35 @@ mod tests {
         let built = gpukb_kb_compile::matcher::tables(&kb.db).expect("tables");
         assert!(built.sigs.len() > 100 && built.entries.len() > 100);
         assert_eq!(Some(&built), kb.tables);
+    }
+
+    #[test]
+    fn a_failure_statement_is_told_from_a_run_that_worked() {
+        for failed in [
+            "RuntimeError: CUDA error: out of memory",
+            "Traceback (most recent call last):\n  File \"x.py\", line 1",
+            "cuInit returned CUDA_ERROR_NO_DEVICE",
+            "./app: error while loading shared libraries: libfoo.so.1: cannot open shared object file",
+            "pip: x-1.0-cp36-cp36m-linux_x86_64.whl is not a supported wheel on this platform",
+            "NCCL WARN Call to connect returned Connection refused",
+            ">>> torch.cuda.is_available()\nFalse",
+            "no CUDA-capable device is detected",
+            "panic: runtime error",
+            "make: *** [all] exited with code 2",
+        ] {
+            assert!(super::states_an_error(failed), "{failed}");
+        }
+        for worked in [
+            "Successfully installed torch-2.5.1",
+            ">>> import torch; torch.cuda.is_available()\nTrue",
+            "test result: ok. 12 passed; 0 failed; 0 ignored",
+            "Build succeeded. 0 Warning(s) 0 Error(s)",
+            "Process finished with exit code 0",
+            "OK (0 failures, 0 errors)",
+            "Detected 8 CUDA Capable device(s)",
+            "the quick brown fox",
+        ] {
+            assert!(!super::states_an_error(worked), "{worked}");
+        }
     }
 }

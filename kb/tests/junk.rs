@@ -143,6 +143,9 @@ const OK_LOGS: &[&str] = &[
     "Generated {n} tokens in 0.{n}s ({n}31.2 tokens/s)",
     // near misses of the failure phrases search looks for: code 0, no failures, a link up
     "Process finished with exit code 0",
+    ">>> tf.config.list_physical_devices('GPU')\n[PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')]",
+    "torch.cuda.is_available() returns True on all {n} nodes",
+    "Hit:1 http://archive.ubuntu.com/ubuntu jammy InRelease\nReading package lists... Done\nAll packages are up to date.",
     "Ran {n}4 tests in 3.{n}s\n\nOK (0 failures, 0 errors)",
     "NCCL INFO Bootstrap : Using eth0:10.0.{n}.2<0>\nNCCL INFO comm 0x55d1 rank 0 nranks 8 - Init COMPLETE",
     "Found existing installation: torch 2.4.{n}\nUninstalling torch-2.4.{n}:\n  Successfully uninstalled torch-2.4.{n}",
