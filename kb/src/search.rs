@@ -196,7 +196,9 @@ impl Evidence {
 /// name (`CUDA_ERROR_*`, `CUBLAS_STATUS_*`, `cudaError*`), a call that `failed with`,
 /// `returned` an error or status or exited with a non-zero code, an operation that could not be done
 /// (`cannot open`, `could not load`, `unable to`, `failed to`), a refused connection, or
-/// something `not supported`/`not compatible`, a panic, or a framework that sees no GPU
+/// something `not supported`/`not compatible`, an `NCCL WARN` or a glog/TF error line
+/// (`E0318 ... file.cc:12]`), an undefined symbol, denied permission, out of memory, `not
+/// found`, a time-out, a hang, a panic, or a framework that sees no GPU
 /// (`is_available()` False, an empty device list, `no CUDA devices found`). Such a line with words an entry shares is
 /// a failure even when no signature names it.
 fn states_an_error(text: &str) -> bool {
@@ -214,6 +216,11 @@ fn states_an_error(text: &str) -> bool {
             r"|\bno such file or directory\b|\bconnection (?:refused|reset|closed|timed out)\b",
             r"|\b(?:is |are )?not (?:a )?(?:supported|compatible)\b|\bincompatible\b",
             r"|\bsegmentation fault\b|\bcore dumped\b|\bpanicked at\b|^\s*panic:",
+            r"|\bnccl warn\b|^[ef]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.]+:\d+\]",
+            r"|:\s[ef] [a-z_]+/[\w/]+\.cc:\d+\]",
+            r"|\bundefined (?:symbol|reference to)\b|\bpermission denied\b|\bout of memory\b",
+            r"|(?:=>|:)\s*not found\b|\bcommand not found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
+            r"|\b(?:hangs|hung|freezes|deadlock(?:s|ed)?)\b",
             // a framework or tool that reports no GPU: is_available() False, an empty list
             r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",
             r"|list_physical_devices\(\W*gpu\W*\)\s*(?:>>>\s*)?\[\]",
@@ -1372,6 +1379,9 @@ mod tests {
             "no CUDA-capable device is detected",
             "panic: runtime error",
             "make: *** [all] exited with code 2",
+            "E0318 11:02:44.512931  22191 cuda_dnn.cc:535] Loaded runtime CuDNN library",
+            "2018-11-06 09:41:27.118342: E tensorflow/stream_executor/cuda/cuda_dnn.cc:343] x",
+            "NCCL WARN Cuda failure 'out of memory'",
         ] {
             assert!(super::states_an_error(failed), "{failed}");
         }
@@ -1383,6 +1393,9 @@ mod tests {
             "Process finished with exit code 0",
             "OK (0 failures, 0 errors)",
             "Detected 8 CUDA Capable device(s)",
+            "I0318 11:02:44.512931  22191 gpu_device.cc:2019] Created device /gpu:0",
+            "2024-03-09 19:15:45.018171: I tensorflow/core/platform/cpu_feature_guard.cc:210] ok",
+            "NCCL INFO comm 0x55d1 rank 0 nranks 8 - Init COMPLETE",
             "the quick brown fox",
         ] {
             assert!(!super::states_an_error(worked), "{worked}");
