@@ -190,17 +190,17 @@ impl Evidence {
     }
 }
 
-/// Whether the text reports a failure the way programs do, and prose or a log of a run
-/// that worked does not: an error class or the word `error`/`exception`/`fatal` followed
-/// by a colon (`CUDA error: out of memory`, `RuntimeError: ...`), a traceback, a status
-/// name (`CUDA_ERROR_*`, `CUBLAS_STATUS_*`, `cudaError*`), a call that `failed with`,
-/// `returned` an error or status or exited with a non-zero code, an operation that could not be done
-/// (`cannot open`, `could not load`, `unable to`, `failed to`), a refused connection, or
-/// something `not supported`/`not compatible`, an `NCCL WARN` or a glog/TF error line
-/// (`E0318 ... file.cc:12]`), an undefined symbol, denied permission, out of memory, `not
-/// found`, a time-out, a hang, a panic, or a framework that sees no GPU
-/// (`is_available()` False, an empty device list, `no CUDA devices found`). Such a line with words an entry shares is
-/// a failure even when no signature names it.
+/// Whether the text reports a failure the way programs (and people reporting one) do,
+/// and prose or a log of a run that worked does not: an error or warning class followed
+/// by a colon (`CUDA error: out of memory`, `RuntimeError: ...`, `UserWarning: ...`), a
+/// traceback, a status name (`CUDA_ERROR_*`, `CUBLAS_STATUS_*`, `cudaError*`), a call that
+/// `failed with`/`returned` an error or exited with a non-zero code, `cannot`/`could
+/// not`/`unable to`, a refused connection, something `not supported`, `missing`,
+/// `invalid`, a `mismatch`, an `NCCL WARN` or glog/TF error line (`E0318 ... file.cc:12]`),
+/// an undefined symbol, denied permission, out of memory, `not found`, a time-out, a hang,
+/// a crash or panic, or a framework that sees no GPU (`is_available()` False, an empty
+/// device list, `no CUDA devices found`). Such a text with words an entry shares is a
+/// failure even when no signature names it; the junk set (kb/tests/junk.rs) has none.
 fn states_an_error(text: &str) -> bool {
     static ERROR_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(concat!(
@@ -208,8 +208,10 @@ fn states_an_error(text: &str) -> bool {
             r"|traceback \(most recent call last\)",
             r"|\b[a-z][a-z0-9]*_(?:error|status)_[a-z0-9_]+\b|\bcudaerror[a-z]+",
             r"|\b(?:fail(?:ed|s|ure)?|unable)\s+(?:to|with|while|when)\b|\bfailed\s*[:!(]",
-            r"|\b(?:cannot|can't|can not|could not|couldn't)\s+(?:be\s+)?(?:open|find|load|dlopen|locate",
-            r"|access|initiali[sz]e|allocate|connect|create|determine|import|execute|communicate)",
+            r"|\b(?:cannot|can't|can not|could not|couldn't|unable to)\b",
+            r"|\b(?:fails|crash(?:es|ed)?|aborted|not working|does(?:n't| not) work|stopped working)\b",
+            r"|\b(?:is |are )?missing\b|\bmismatch(?:ed)?\b|\bunsupported\b|\btoo old\b|\binvalid\b",
+            r"|\bno module named\b|\b[a-z]*warn(?:ing)?\s*:\s*\S",
             r"|\breturned (?:an? )?(?:error|failure|status|code)\b",
             r"|\bexit(?:ed)? (?:with )?(?:code|status)\s*[:=]?\s*-?[1-9]",
             r"|\berror\s*(?:=|code)\s*-?[1-9]",
@@ -219,7 +221,7 @@ fn states_an_error(text: &str) -> bool {
             r"|\bnccl warn\b|^[ef]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.]+:\d+\]",
             r"|:\s[ef] [a-z_]+/[\w/]+\.cc:\d+\]",
             r"|\bundefined (?:symbol|reference to)\b|\bpermission denied\b|\bout of memory\b",
-            r"|(?:=>|:)\s*not found\b|\bcommand not found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
+            r"|\bnot found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
             r"|\b(?:hangs|hung|freezes|deadlock(?:s|ed)?)\b",
             // a framework or tool that reports no GPU: is_available() False, an empty list
             r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",
@@ -1382,6 +1384,10 @@ mod tests {
             "E0318 11:02:44.512931  22191 cuda_dnn.cc:535] Loaded runtime CuDNN library",
             "2018-11-06 09:41:27.118342: E tensorflow/stream_executor/cuda/cuda_dnn.cc:343] x",
             "NCCL WARN Cuda failure 'out of memory'",
+            "the GPU is missing after a reboot",
+            "ModuleNotFoundError: No module named 'torch'",
+            "UserWarning: CUDA initialization: no NVIDIA driver",
+            "ollama crashes when the model loads",
         ] {
             assert!(super::states_an_error(failed), "{failed}");
         }
