@@ -197,10 +197,11 @@ impl Evidence {
 /// `failed with`/`returned` an error or exited with a non-zero code, `cannot`/`could
 /// not`/`unable to`, a refused connection, something `not supported`, `missing`,
 /// `invalid`, a `mismatch`, an `NCCL WARN` or glog/TF error line (`E0318 ... file.cc:12]`),
-/// an undefined symbol, denied permission, out of memory, `not found`, a time-out, a hang,
-/// a crash or panic, or a framework that sees no GPU (`is_available()` False, an empty
-/// device list, `no CUDA devices found`). Such a text with words an entry shares is a
-/// failure even when no signature names it; the junk set (kb/tests/junk.rs) has none.
+/// an undefined symbol, denied permission, out of memory, `not found`/`not detected`, a
+/// time-out, a hang or freeze, a crash or panic, a fall back to the CPU, or a framework
+/// that sees no GPU (`is_available()` False, an empty device list, `no CUDA devices
+/// found`). Such a text with words an entry shares is a failure even when no signature
+/// names it; the junk set (kb/tests/junk.rs) has none.
 fn states_an_error(text: &str) -> bool {
     static ERROR_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(concat!(
@@ -222,7 +223,8 @@ fn states_an_error(text: &str) -> bool {
             r"|:\s[ef] [a-z_]+/[\w/]+\.cc:\d+\]",
             r"|\bundefined (?:symbol|reference to)\b|\bpermission denied\b|\bout of memory\b",
             r"|\bnot found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
-            r"|\b(?:hangs|hung|freezes|deadlock(?:s|ed)?)\b",
+            r"|\b(?:hang(?:s|ing)?|hung|freez(?:e|es|ing)|stuck|deadlock(?:s|ed)?|black screen)\b",
+            r"|\bnot (?:detected|recogni[sz]ed|loaded|using)\b|\b(?:falls?|fell|falling) back to (?:the )?cpu\b",
             // a framework or tool that reports no GPU: is_available() False, an empty list
             r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",
             r"|list_physical_devices\(\W*gpu\W*\)\s*(?:>>>\s*)?\[\]",
@@ -1388,6 +1390,8 @@ mod tests {
             "ModuleNotFoundError: No module named 'torch'",
             "UserWarning: CUDA initialization: no NVIDIA driver",
             "ollama crashes when the model loads",
+            "training hangs at the first all_reduce",
+            "GPU not detected after the upgrade",
         ] {
             assert!(super::states_an_error(failed), "{failed}");
         }
