@@ -190,13 +190,48 @@ impl Evidence {
     }
 }
 
-/// Whether the text reports an error the way programs do: an error class or the word
-/// `error`/`exception`/`fatal` followed by a colon (`CUDA error: out of memory`,
-/// `RuntimeError: ...`). Such a line with words an entry shares is a failure even when
-/// no signature names it; prose and logs of runs that worked have no such line.
+/// Whether the text reports a failure the way programs (and people reporting one) do,
+/// and prose or a log of a run that worked does not: an error or warning class followed
+/// by a colon (`CUDA error: out of memory`, `RuntimeError: ...`, `UserWarning: ...`), a
+/// traceback, a status name (`CUDA_ERROR_*`, `CUBLAS_STATUS_*`, `cudaError*`), a call that
+/// `failed with`/`returned` an error or exited with a non-zero code, `cannot`/`could
+/// not`/`unable to`, a refused connection, something `not supported`, `missing`,
+/// `invalid`, a `mismatch`, an `NCCL WARN` or glog/TF error line (`E0318 ... file.cc:12]`),
+/// an undefined symbol, denied permission, out of memory, `not found`/`not detected`, a
+/// time-out, a hang or freeze, a crash or panic, a fall back to the CPU, or a framework
+/// that sees no GPU (`is_available()` False, an empty device list, `no CUDA devices
+/// found`). Such a text with words an entry shares is a failure even when no signature
+/// names it; the junk set (kb/tests/junk.rs) has none.
 fn states_an_error(text: &str) -> bool {
     static ERROR_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S").expect("a valid regex")
+        regex::Regex::new(concat!(
+            r"(?im)\b(?:[a-z]*error|exception|fatal)\s*:\s*\S",
+            r"|traceback \(most recent call last\)",
+            r"|\b[a-z][a-z0-9]*_(?:error|status)_[a-z0-9_]+\b|\bcudaerror[a-z]+",
+            r"|\b(?:fail(?:ed|s|ure)?|unable)\s+(?:to|with|while|when)\b|\bfailed\s*[:!(]",
+            r"|\b(?:cannot|can't|can not|could not|couldn't|unable to)\b",
+            r"|\b(?:fails|crash(?:es|ed)?|aborted|not working|does(?:n't| not) work|stopped working)\b",
+            r"|\b(?:is |are )?missing\b|\bmismatch(?:ed)?\b|\bunsupported\b|\btoo old\b|\binvalid\b",
+            r"|\bno module named\b|\b[a-z]*warn(?:ing)?\s*:\s*\S",
+            r"|\breturned (?:an? )?(?:error|failure|status|code)\b",
+            r"|\bexit(?:ed)? (?:with )?(?:code|status)\s*[:=]?\s*-?[1-9]",
+            r"|\berror\s*(?:=|code)\s*-?[1-9]",
+            r"|\bno such file or directory\b|\bconnection (?:refused|reset|closed|timed out)\b",
+            r"|\b(?:is |are )?not (?:a )?(?:supported|compatible)\b|\bincompatible\b",
+            r"|\bsegmentation fault\b|\bcore dumped\b|\bpanicked at\b|^\s*panic:",
+            r"|\bnccl warn\b|^[ef]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.]+:\d+\]",
+            r"|:\s[ef] [a-z_]+/[\w/]+\.cc:\d+\]",
+            r"|\bundefined (?:symbol|reference to)\b|\bpermission denied\b|\bout of memory\b",
+            r"|\bnot found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
+            r"|\b(?:hang(?:s|ing)?|hung|freez(?:e|es|ing)|stuck|deadlock(?:s|ed)?|black screen)\b",
+            r"|\bnot (?:detected|recogni[sz]ed|loaded|using)\b|\b(?:falls?|fell|falling) back to (?:the )?cpu\b",
+            // a framework or tool that reports no GPU: is_available() False, an empty list
+            r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",
+            r"|list_physical_devices\(\W*gpu\W*\)\s*(?:>>>\s*)?\[\]",
+            r"|\bno (?:(?:cuda|gpu|nvidia)[- ]?(?:capable )?(?:gpus?|devices?)?|gpus?|devices?)",
+            r"\s*(?:is |are |were )?(?:found|detected|available)\b",
+        ))
+        .expect("a valid regex")
     });
     ERROR_LINE.is_match(text)
 }
@@ -1333,5 +1368,47 @@ mod tests {
         let built = gpukb_kb_compile::matcher::tables(&kb.db).expect("tables");
         assert!(built.sigs.len() > 100 && built.entries.len() > 100);
         assert_eq!(Some(&built), kb.tables);
+    }
+
+    #[test]
+    fn a_failure_statement_is_told_from_a_run_that_worked() {
+        for failed in [
+            "RuntimeError: CUDA error: out of memory",
+            "Traceback (most recent call last):\n  File \"x.py\", line 1",
+            "cuInit returned CUDA_ERROR_NO_DEVICE",
+            "./app: error while loading shared libraries: libfoo.so.1: cannot open shared object file",
+            "pip: x-1.0-cp36-cp36m-linux_x86_64.whl is not a supported wheel on this platform",
+            "NCCL WARN Call to connect returned Connection refused",
+            ">>> torch.cuda.is_available()\nFalse",
+            "no CUDA-capable device is detected",
+            "panic: runtime error",
+            "make: *** [all] exited with code 2",
+            "E0318 11:02:44.512931  22191 cuda_dnn.cc:535] Loaded runtime CuDNN library",
+            "2018-11-06 09:41:27.118342: E tensorflow/stream_executor/cuda/cuda_dnn.cc:343] x",
+            "NCCL WARN Cuda failure 'out of memory'",
+            "the GPU is missing after a reboot",
+            "ModuleNotFoundError: No module named 'torch'",
+            "UserWarning: CUDA initialization: no NVIDIA driver",
+            "ollama crashes when the model loads",
+            "training hangs at the first all_reduce",
+            "GPU not detected after the upgrade",
+        ] {
+            assert!(super::states_an_error(failed), "{failed}");
+        }
+        for worked in [
+            "Successfully installed torch-2.5.1",
+            ">>> import torch; torch.cuda.is_available()\nTrue",
+            "test result: ok. 12 passed; 0 failed; 0 ignored",
+            "Build succeeded. 0 Warning(s) 0 Error(s)",
+            "Process finished with exit code 0",
+            "OK (0 failures, 0 errors)",
+            "Detected 8 CUDA Capable device(s)",
+            "I0318 11:02:44.512931  22191 gpu_device.cc:2019] Created device /gpu:0",
+            "2024-03-09 19:15:45.018171: I tensorflow/core/platform/cpu_feature_guard.cc:210] ok",
+            "NCCL INFO comm 0x55d1 rank 0 nranks 8 - Init COMPLETE",
+            "the quick brown fox",
+        ] {
+            assert!(!super::states_an_error(worked), "{worked}");
+        }
     }
 }

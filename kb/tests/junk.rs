@@ -141,6 +141,16 @@ const OK_LOGS: &[&str] = &[
     "[notice] A new release of pip is available: 24.0 -> 24.{n}",
     "Saved checkpoint to ./checkpoints/step_{n}000.pt",
     "Generated {n} tokens in 0.{n}s ({n}31.2 tokens/s)",
+    // near misses of the failure phrases search looks for: code 0, no failures, a link up
+    "Process finished with exit code 0",
+    ">>> tf.config.list_physical_devices('GPU')\n[PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')]",
+    "torch.cuda.is_available() returns True on all {n} nodes",
+    "Hit:1 http://archive.ubuntu.com/ubuntu jammy InRelease\nReading package lists... Done\nAll packages are up to date.",
+    "Ran {n}4 tests in 3.{n}s\n\nOK (0 failures, 0 errors)",
+    "NCCL INFO Bootstrap : Using eth0:10.0.{n}.2<0>\nNCCL INFO comm 0x55d1 rank 0 nranks 8 - Init COMPLETE",
+    "Found existing installation: torch 2.4.{n}\nUninstalling torch-2.4.{n}:\n  Successfully uninstalled torch-2.4.{n}",
+    "Connection to 10.0.0.{n} port 22 [tcp/ssh] succeeded!",
+    "Detected {n} CUDA Capable device(s)\n\nDevice 0: \"NVIDIA H200\"\nResult = PASS",
 ];
 
 const WORDISH: &[&str] = &[
