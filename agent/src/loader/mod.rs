@@ -85,7 +85,10 @@ impl ObjectFs for Host {
                 _ => {
                     let path = lexical(path);
                     let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
-                    let listed = self.list(if dir.is_empty() { "/" } else { dir }).ok().flatten();
+                    let listed = self
+                        .list(if dir.is_empty() { "/" } else { dir })
+                        .ok()
+                        .flatten();
                     Ok(listed
                         .is_some_and(|l| l.iter().any(|e| e.name == name))
                         .then(|| path.clone()))
