@@ -52,6 +52,23 @@ fn replaying_a_capture_reproduces_the_fingerprint_it_recorded() {
         ));
         recorded.kernel_log = replayed.kernel_log.clone();
         recorded.platform = replayed.platform.clone();
+        // Which libcuda gpukb mapped and cuInit in the process's copy are newer than
+        // these captures: unobservable on replay.
+        if let (Some(rc), Some(pc)) = (recorded.cuda.value_mut(), replayed.cuda.value()) {
+            assert!(matches!(pc.loaded, Observed::Unobservable { .. }));
+            assert!(!matches!(pc.process, Observed::Found { .. }));
+            rc.loaded = pc.loaded.clone();
+            rc.process = pc.process.clone();
+        }
+        // Toolkits also record the names they were reached by (CUDA_HOME, /usr/local/cuda).
+        for (r, p) in recorded
+            .libraries
+            .toolkits
+            .iter_mut()
+            .zip(&replayed.libraries.toolkits)
+        {
+            r.reached_as = p.reached_as.clone();
+        }
         // Framework builds (JAX plugin, CuPy…) are read from listings the capture
         // recorded, by a reader newer than the recorded fingerprint.
         // So are torch's loads: the loader model (agent/src/loader) resolves every

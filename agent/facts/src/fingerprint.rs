@@ -96,6 +96,13 @@ impl<T> Observed<T> {
             reason: reason.into(),
         }
     }
+    /// The value when found, to change it.
+    pub fn value_mut(&mut self) -> Option<&mut T> {
+        match self {
+            Observed::Found { value, .. } => Some(value),
+            _ => None,
+        }
+    }
     /// The value when found.
     pub fn value(&self) -> Option<&T> {
         match self {
