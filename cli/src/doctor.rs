@@ -177,24 +177,7 @@ pub fn render(d: &Diagnosis, s: &Style, verbose: bool, out: &mut dyn Write) -> s
                 writeln!(out, "    $ {c}")?;
             }
         }
-        for fix in &f.fixes {
-            writeln!(
-                out,
-                "  fix{}: {}",
-                if fix.for_this_machine {
-                    " (for this machine)"
-                } else {
-                    ""
-                },
-                fix.text
-            )?;
-            if let Some(w) = &fix.warning {
-                writeln!(out, "    {} {w}", s.yellow("warning:"))?;
-            }
-            for c in &fix.commands {
-                writeln!(out, "    $ {c}")?;
-            }
-        }
+        render_fixes(out, s, &f.fixes)?;
         if !f.kb_entries.is_empty() {
             writeln!(
                 out,
@@ -226,6 +209,55 @@ pub fn render(d: &Diagnosis, s: &Style, verbose: bool, out: &mut dyn Write) -> s
                 d.undecided.len()
             ))
         )?;
+    }
+    Ok(())
+}
+
+/// The fix steps of one finding: where each runs ("on the container's host",
+/// "in Windows"), and alternatives as "one of:" with every option after the
+/// first commented out, so a pasted block never runs them all.
+fn render_fixes(
+    out: &mut dyn Write,
+    s: &Style,
+    fixes: &[gpukb_kb::diagnose::FixStep],
+) -> std::io::Result<()> {
+    let options = fixes
+        .iter()
+        .filter_map(|f| f.choice.as_ref().map(|c| c.option))
+        .max()
+        .unwrap_or(0);
+    if options > 1 {
+        writeln!(
+            out,
+            "  one of these {options} fixes (run only one; the others are commented out):"
+        )?;
+    }
+    let mut last_option = 0;
+    for fix in fixes {
+        let option = fix.choice.as_ref().map_or(0, |c| c.option);
+        let mut tags = Vec::new();
+        if option > 0 && option != last_option {
+            tags.push(format!("option {option}"));
+        }
+        if let Some(p) = fix.runs_on.prefix() {
+            tags.push(p.to_string());
+        } else if fix.for_this_machine {
+            tags.push("for this machine".into());
+        }
+        last_option = option;
+        let tags = if tags.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", tags.join(", "))
+        };
+        writeln!(out, "  fix{tags}: {}", fix.text)?;
+        if let Some(w) = &fix.warning {
+            writeln!(out, "    {} {w}", s.yellow("warning:"))?;
+        }
+        let comment = if option > 1 { "# " } else { "" };
+        for c in &fix.commands {
+            writeln!(out, "    {comment}$ {c}")?;
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 pub mod agreement;
 pub mod diagnose;
+pub mod effect;
 pub mod error;
 pub mod eval;
 pub mod explain;

@@ -11,23 +11,17 @@
 
 use super::checks::Check;
 use super::view::View;
-use super::{Finding, FixStep};
+use super::{Choice, Finding, FixStep, RunsOn};
+use crate::effect::{effect_of, Effect};
+use gpukb_facts::driver_choice::{recommend, DriverRecommendation, Flavour, GpuIdentity, NoDriver};
 use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
-use gpukb_facts::select::{
-    pick_driver_branch, pick_torch, TorchBuild, PROPOSED_BRANCH, TORCH_BUILDS_AS_OF,
-};
+use gpukb_facts::select::{pick_torch, TorchBuild, TORCH_BUILDS_AS_OF};
 use gpukb_facts::{ComputeCapability, CudaVersion};
 
 /// The planner's pinned command for this build (`gpukb plan` shows the same).
 fn install_torch(b: &TorchBuild) -> String {
     b.command
         .replacen("pip install ", "pip install --force-reinstall ", 1)
-}
-
-fn driver_package(branch: u32, ccs: &[ComputeCapability]) -> String {
-    // Open modules: required on Blackwell, supported from Turing (7.5); not before.
-    let open = ccs.iter().all(|c| c.pair() >= (7, 5));
-    format!("nvidia-driver-{branch}{}", if open { "-open" } else { "" })
 }
 
 fn step(
@@ -41,6 +35,137 @@ fn step(
         commands: commands.to_vec(),
         warning: warning.map(str::to_string),
         for_this_machine: mine,
+        runs_on: RunsOn::ThisMachine,
+        choice: None,
+    }
+}
+
+/// The platform a fix must fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// A Linux machine that owns its kernel and GPU (bare metal or a VM).
+    Machine,
+    /// Inside a container: the driver and its modules are the host's.
+    Container,
+    /// WSL2: the driver is the Windows one; there is no NVIDIA kernel module.
+    Wsl2,
+    /// A Jetson: the driver is part of L4T, flashed with JetPack.
+    Jetson,
+}
+
+impl Platform {
+    /// The platform of the machine a view describes (WSL2 before container:
+    /// a container under WSL2 still gets its driver from Windows).
+    pub fn of(v: &View) -> Platform {
+        if v.is_wsl() {
+            Platform::Wsl2
+        } else if v.is_jetson() {
+            Platform::Jetson
+        } else if v.container().is_some() {
+            Platform::Container
+        } else {
+            Platform::Machine
+        }
+    }
+}
+
+/// The largest effect of a step's commands (an unknown command counts as a
+/// driver change: never printed as safe by default).
+fn step_effect(s: &FixStep) -> Effect {
+    s.commands
+        .iter()
+        .map(|c| effect_of(c).unwrap_or(Effect::DriverPackage))
+        .max()
+        .unwrap_or(Effect::Comment)
+}
+
+/// The step WSL2 gets instead of a Linux driver or module step.
+fn windows_driver_step(why: &str) -> FixStep {
+    let mut s = step(
+        format!("Install or update the NVIDIA driver in Windows, not inside WSL2 (WSL2 reaches it through /usr/lib/wsl/lib; a Linux NVIDIA driver inside WSL breaks CUDA){why}"),
+        &["wsl --shutdown   # in PowerShell after the Windows driver update, then reopen the WSL shell".into()],
+        None,
+        false,
+    );
+    s.runs_on = RunsOn::WindowsHost;
+    s
+}
+
+/// The step a Jetson gets instead of a desktop driver package.
+fn jetson_driver_step() -> FixStep {
+    let mut s = step(
+        "The GPU driver of a Jetson is part of L4T: upgrade JetPack (SDK Manager or flash.sh from an x86 host for a new major release; `sudo apt upgrade` of the nvidia-l4t-* packages within one)",
+        &["sdkmanager   # on the x86 host, with the Jetson in recovery mode".into()],
+        None,
+        false,
+    );
+    s.runs_on = RunsOn::FlashHost;
+    s
+}
+
+/// Fits steps to where they run: under WSL2 no step installs, builds, loads or
+/// removes a Linux NVIDIA driver or module (one Windows step replaces them, and
+/// a reboot becomes `wsl --shutdown` in Windows); inside a container a
+/// host-only step (driver, module, GPU setting, reboot) runs on the container's
+/// host; on a Jetson a desktop driver package becomes a JetPack upgrade.
+pub fn place(platform: Platform, steps: Vec<FixStep>) -> Vec<FixStep> {
+    let mut out: Vec<FixStep> = Vec::with_capacity(steps.len());
+    let mut replaced = false;
+    for mut s in steps {
+        if s.runs_on != RunsOn::ThisMachine {
+            out.push(s);
+            continue;
+        }
+        let effect = step_effect(&s);
+        match platform {
+            Platform::Wsl2 if effect.forbidden_in_wsl() => replaced = true,
+            Platform::Wsl2 if effect == Effect::Reboot => {
+                s.commands =
+                    vec!["wsl --shutdown   # in PowerShell; then reopen the WSL shell".into()];
+                s.runs_on = RunsOn::WindowsHost;
+                out.push(s);
+            }
+            Platform::Wsl2 if effect.host_only() => {
+                s.runs_on = RunsOn::WindowsHost;
+                out.push(s);
+            }
+            Platform::Container if effect.host_only() => {
+                s.runs_on = RunsOn::ContainerHost;
+                out.push(s);
+            }
+            Platform::Jetson
+                if effect == Effect::DriverPackage
+                    && s.commands.iter().any(|c| c.contains("nvidia-driver-")) =>
+            {
+                if !replaced {
+                    out.push(jetson_driver_step());
+                }
+                replaced = true;
+            }
+            _ => out.push(s),
+        }
+    }
+    if replaced && platform == Platform::Wsl2 {
+        out.insert(0, windows_driver_step(""));
+    }
+    out
+}
+
+/// Marks alternatives: when a finding's steps include "Or …" steps, every step
+/// is an option of one group (the steps before the first "Or" are option 1).
+fn mark_alternatives(group: &str, steps: &mut [FixStep]) {
+    if !steps.iter().skip(1).any(|s| s.text.starts_with("Or ")) {
+        return;
+    }
+    let mut option = 1;
+    for (i, s) in steps.iter_mut().enumerate() {
+        if i > 0 && s.text.starts_with("Or ") {
+            option += 1;
+        }
+        s.choice = Some(Choice {
+            group: group.to_string(),
+            option,
+        });
     }
 }
 
@@ -215,7 +340,62 @@ fn onnxruntime_libraries(fw: &FrameworkBuild) -> Vec<FixStep> {
 
 /// Fills `f.fixes` for this machine, with its check's fix function.
 pub fn compute(v: &View, f: &mut Finding) {
-    f.fixes = Check::of(f.check).map_or_else(Vec::new, |c| (c.fix)(v, f));
+    let steps = Check::of(f.check).map_or_else(Vec::new, |c| (c.fix)(v, f));
+    let mut steps = place(Platform::of(v), steps);
+    mark_alternatives(&f.id, &mut steps);
+    f.fixes = steps;
+}
+
+/// What is known of each GPU for choosing its driver: NVML's (or the CUDA
+/// driver's, or the PCI table's) compute capability, else the PCI device id.
+fn gpu_identities(v: &View) -> Vec<GpuIdentity> {
+    let gpus = v.gpus();
+    if !gpus.is_empty() && gpus.iter().all(|g| g.cc.is_some()) {
+        return gpus
+            .iter()
+            .map(|g| GpuIdentity {
+                cc: g.cc,
+                ..Default::default()
+            })
+            .collect();
+    }
+    v.pci_gpus()
+        .unwrap_or_default()
+        .iter()
+        .map(|p| GpuIdentity {
+            pci_device: p.device,
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// The driver to install here (branch, flavour, legacy branch, minimum release).
+fn driver_recommendation(
+    v: &View,
+    need: Option<CudaVersion>,
+) -> Result<DriverRecommendation, NoDriver> {
+    recommend(&gpu_identities(v), need)
+}
+
+/// The recommendation's reasons, one per distinct GPU kind.
+fn reasons(rec: &DriverRecommendation) -> String {
+    let mut r: Vec<&str> = Vec::new();
+    for x in &rec.reasons {
+        if !r.contains(&x.as_str()) {
+            r.push(x);
+        }
+    }
+    r.join("; ")
+}
+
+/// A step that says how to learn what a driver choice lacks (nothing installed).
+fn no_driver_step(e: &NoDriver) -> FixStep {
+    step(
+        format!("gpukb cannot choose a driver: {e}"),
+        &["lspci -nn | grep -i nvidia".into()],
+        None,
+        true,
+    )
 }
 
 /// The compute capabilities of the GPUs here.
@@ -249,7 +429,9 @@ pub(super) fn none(_: &View, _: &Finding) -> Vec<FixStep> {
 
 /// The torch build whose kernels cover every GPU here and whose CUDA this driver runs.
 pub(super) fn torch_build(v: &View, _: &Finding) -> Vec<FixStep> {
-    let ccs = ccs(v);
+    let mut ccs = ccs(v);
+    ccs.sort();
+    ccs.dedup();
     let driver_cuda = driver_cuda(v);
     match pick_torch(&ccs, driver_cuda) {
         Some(b) if !ccs.is_empty() => vec![step(
@@ -273,27 +455,42 @@ pub(super) fn torch_build(v: &View, _: &Finding) -> Vec<FixStep> {
     }
 }
 
-/// The driver branch that supports every GPU here (and runs CUDA `need`).
+/// The driver branch that supports every GPU here (and runs CUDA `need`), in
+/// the flavour they need; under WSL2 the Windows driver of that branch.
 fn driver_for(v: &View, need: Option<CudaVersion>) -> Vec<FixStep> {
-    let ccs = ccs(v);
-    match pick_driver_branch(&ccs, need) {
-        Ok(b) => vec![step(
-            format!(
-                "Install the R{b} driver ({}; it supports every GPU here{})",
-                driver_package(b, &ccs),
-                need.map(|n| format!(" and runs CUDA {n}"))
-                    .unwrap_or_default()
-            ),
-            &[
-                "sudo apt update".into(),
-                format!("sudo apt install {}", driver_package(b, &ccs)),
-                "sudo reboot".into(),
-            ],
-            None,
-            true,
-        )],
-        Err(e) => vec![step(format!("No driver branch fits: {e}"), &[], None, true)],
+    let rec = match driver_recommendation(v, need) {
+        Ok(r) => r,
+        Err(e) => return vec![no_driver_step(&e)],
+    };
+    let runs = need
+        .map(|n| format!(" and runs CUDA {n}"))
+        .unwrap_or_default();
+    let least = rec
+        .min_release
+        .as_ref()
+        .map(|m| format!("; {} needs {} or later ({})", m.gpu, m.version, m.source))
+        .unwrap_or_default();
+    if Platform::of(v) == Platform::Wsl2 {
+        return vec![windows_driver_step(&format!(
+            ": a Windows driver of branch R{} or newer supports every GPU here{runs}",
+            rec.branch
+        ))];
     }
+    vec![step(
+        format!(
+            "Install the R{} driver ({}; it supports every GPU here{runs}: {}{least})",
+            rec.branch,
+            rec.apt_package(),
+            reasons(&rec)
+        ),
+        &[
+            "sudo apt update".into(),
+            format!("sudo apt install {}", rec.apt_package()),
+            "sudo reboot".into(),
+        ],
+        None,
+        true,
+    )]
 }
 
 /// The driver branch that supports every GPU here.
@@ -409,34 +606,69 @@ pub(super) fn driver_not_built_for_running_kernel(_: &View, _: &Finding) -> Vec<
 }
 
 pub(super) fn secure_boot_blocks_module(v: &View, _: &Finding) -> Vec<FixStep> {
-    let ccs = ccs(v);
-    vec![
-        step(
-            "Enroll the DKMS signing key, then reboot and confirm it in the MOK manager",
-            &[
-                "sudo mokutil --import /var/lib/dkms/mok.pub".into(),
-                "sudo reboot".into(),
-            ],
-            None,
-            false,
-        ),
-        step(
-            "Or install the distribution's pre-signed modules",
-            &[format!(
-                "sudo apt install linux-modules-nvidia-{}-$(uname -r)",
-                pick_driver_branch(&ccs, None).unwrap_or(PROPOSED_BRANCH)
-            )],
-            None,
-            true,
-        ),
-    ]
+    let os =
+        v.fp.host
+            .os
+            .value()
+            .map(|o| o.to_ascii_lowercase())
+            .unwrap_or_default();
+    // Ubuntu's DKMS signs with shim-signed's MOK; Debian's DKMS with its own key.
+    let key = if os.contains("ubuntu") {
+        "/var/lib/shim-signed/mok/MOK.der"
+    } else if os.contains("debian") {
+        "/var/lib/dkms/mok.pub"
+    } else {
+        "/var/lib/shim-signed/mok/MOK.der   # Debian: /var/lib/dkms/mok.pub"
+    };
+    let enroll = step(
+        "Enroll the DKMS signing key, then reboot",
+        &[format!("sudo mokutil --import {key}"), "sudo reboot".into()],
+        None,
+        false,
+    );
+    let mut confirm = step(
+        "At the next boot, in the blue MOK manager: Enroll MOK → Continue → Yes, and type the password you gave mokutil",
+        &[],
+        None,
+        false,
+    );
+    confirm.runs_on = RunsOn::Firmware;
+    let mut s = vec![enroll, confirm];
+    // Canonical's signed modules exist only on Ubuntu, for the installed
+    // branch and flavour (linux-modules-nvidia-<BRANCH>[-open]-<kernel>).
+    let installed = v.fp.driver.version.value().map(|d| d.branch());
+    let open = v.fp.driver.flavor.value().map(|f| f == "open");
+    if os.contains("ubuntu") {
+        if let (Some(b), Some(open)) = (installed, open) {
+            s.push(step(
+                format!(
+                    "Or install Ubuntu's signed modules of the installed R{b} {} driver",
+                    if open { "open" } else { "proprietary" }
+                ),
+                &[
+                    format!(
+                        "sudo apt install linux-modules-nvidia-{b}{}-$(uname -r)",
+                        if open { "-open" } else { "" }
+                    ),
+                    "sudo reboot".into(),
+                ],
+                None,
+                true,
+            ));
+        }
+    }
+    s
 }
 
 pub(super) fn nouveau_bound(v: &View, _: &Finding) -> Vec<FixStep> {
-    let ccs = ccs(v);
-    vec![step("Blacklist nouveau and install the NVIDIA driver",
+    let rec = match driver_recommendation(v, None) {
+        Ok(r) => r,
+        Err(e) => return vec![no_driver_step(&e)],
+    };
+    vec![step(
+        format!("Blacklist nouveau and install the R{} driver ({}: {})", rec.branch, rec.apt_package(), reasons(&rec)),
         &["echo -e 'blacklist nouveau\\noptions nouveau modeset=0' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf".into(), "sudo update-initramfs -u".into(),
-          format!("sudo apt install {}", driver_package(pick_driver_branch(&ccs, None).unwrap_or(PROPOSED_BRANCH), &ccs)), "sudo reboot".into()],
+          format!("sudo apt install {}", rec.apt_package()), "sudo reboot".into()],
         Some("the display falls back to a basic framebuffer until the NVIDIA driver loads; keep SSH access"), true)]
 }
 
@@ -461,11 +693,22 @@ pub(super) fn driver_userspace_mismatch(_: &View, _: &Finding) -> Vec<FixStep> {
 }
 
 pub(super) fn open_module_required(v: &View, _: &Finding) -> Vec<FixStep> {
-    let b = pick_driver_branch(&ccs(v), None).unwrap_or(PROPOSED_BRANCH);
+    let rec = match driver_recommendation(v, None) {
+        Ok(r) if r.flavour == Flavour::Open => r,
+        Ok(_) => {
+            return vec![step(
+                "A GPU here needs the open kernel modules and another needs the proprietary ones: no one driver flavour drives them all",
+                &["nvidia-smi -L".into()],
+                None,
+                true,
+            )]
+        }
+        Err(e) => return vec![no_driver_step(&e)],
+    };
     vec![step(
-        format!("Install the open kernel modules of R{b}"),
+        format!("Install the open kernel modules of R{}", rec.branch),
         &[
-            format!("sudo apt install nvidia-driver-{b}-open"),
+            format!("sudo apt install {}", rec.apt_package()),
             "sudo reboot".into(),
         ],
         Some("replaces the proprietary kernel module package"),

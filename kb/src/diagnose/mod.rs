@@ -10,6 +10,7 @@ pub mod checks;
 pub mod fixes;
 mod view;
 
+pub use crate::effect::RunsOn;
 use crate::Kb;
 pub use checks::CheckId;
 use gpukb_facts::measured::ProbeEvidence;
@@ -181,6 +182,22 @@ pub struct FixStep {
     pub warning: Option<String>,
     /// True when computed from this fingerprint (driver branch, torch build, index).
     pub for_this_machine: bool,
+    /// Where the step runs: this machine, the container's host, Windows (under
+    /// WSL2), the firmware's screens, or a host that flashes a Jetson.
+    #[serde(default)]
+    pub runs_on: RunsOn,
+    /// Set when the step is one of several alternatives: run one option of a group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<Choice>,
+}
+
+/// One option among alternative fix steps (the text prints "one of:").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Choice {
+    /// The group's id: the finding's id.
+    pub group: String,
+    /// 1 for the recommended option, then 2, 3…
+    pub option: u32,
 }
 
 /// One finding (brew's record: text, severity, affects, links, remediation).

@@ -221,6 +221,7 @@ pub fn generate(seed: u64) -> Vec<Variant> {
     visible_devices(&mut g);
     ld_library_path(&mut g);
     drivers(&mut g);
+    driver_too_old(&mut g);
     g.out
 }
 
@@ -698,4 +699,28 @@ fn drivers(g: &mut Gen) {
         m.answer("cuda", Recorded::Absent);
         g.push(Some("container_without_gpu"), p, "no-nvidia-runtime", m);
     }
+}
+
+/// The driver's CUDA older than torch's. Under WSL2 NVML and the CUDA driver
+/// API answer for the Windows driver 552.22 (R550, CUDA 12.4) under torch
+/// cu130 (the WSL files carry no version in their names); in a container, the
+/// recorded `broken/driver-too-old-for-torch` (the host's R570, CUDA 12.8).
+fn driver_too_old(g: &mut Gen) {
+    let mut m = wsl2();
+    let nvml = m.answer_mut("nvml");
+    nvml["driver_version"] = json!("552.22");
+    nvml["cuda_driver_version"] = json!("12.4");
+    m.answer_mut("cuda")["driver_version"] = json!("12.4");
+    g.push(
+        Some("driver_older_than_torch_cuda"),
+        Platform::Wsl2,
+        "r550-under-cu130",
+        m,
+    );
+    g.push(
+        Some("driver_older_than_torch_cuda"),
+        Platform::Container,
+        "r570-under-cu130",
+        Machine::load("broken/driver-too-old-for-torch"),
+    );
 }
