@@ -8,13 +8,15 @@
 //! forbids on the machine itself: under WSL2 no Linux NVIDIA driver or module
 //! is installed, built, loaded or removed (NVIDIA's CUDA on WSL guide: the
 //! driver is the Windows one); inside a container the driver, its modules, the
-//! GPU's settings and reboots belong to the host. The harm test
-//! (`kb/tests/harm.rs`) runs every command string of `kb/entries` and of the
-//! doctor's fixes over fixtures through [`effect_of`]: an unclassified line
-//! fails it.
+//! GPU's settings and reboots belong to the host. The harm tests
+//! (`cli/tests/harm.rs`, `tests/tests/variants/harm.rs`) run every command
+//! string of `kb/entries` and of the doctor's fixes over fixtures and
+//! generated machines through [`effects_of`]: an unclassified line fails them.
 
+use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// Where a fix step runs.
 #[derive(
@@ -59,656 +61,321 @@ impl RunsOn {
     }
 }
 
-/// What one shell line does. Ordered by how much it changes: a step's effect
-/// is the largest of its lines'.
+/// What running one command does to a machine.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
-    /// A comment, or text for a person (no command).
-    Comment,
-    /// Reads and prints (`nvidia-smi`, `ldconfig -p`, `cat`, `python3 -c 'import …'`).
-    Inspect,
-    /// Changes this shell's or this user's environment (`export`, `unset`, a venv).
-    Environment,
-    /// Builds or fetches sources in the user's directories (`git clone`, `make`, `cmake`).
-    Build,
-    /// Installs into or removes from a Python environment (`pip`, `conda`, `uv`).
-    PythonEnv,
-    /// Starts or changes containers (`docker run`, `kubectl`, `nvidia-ctk`).
-    Container,
-    /// A command typed in Windows (PowerShell, `wsl --update`, `wsl --shutdown`).
-    Windows,
-    /// Installs or removes system packages other than the driver (`apt install cuda-toolkit-13-0`).
-    SystemPackage,
-    /// Changes system configuration (`ldconfig`, `/etc/…`, `systemctl` of a service).
-    SystemConfig,
-    /// Changes a GPU's settings (reset, MIG mode, persistence, clocks).
-    GpuSetting,
-    /// Loads, unloads or blacklists a kernel module, or rebuilds the initramfs.
-    KernelModule,
-    /// Installs, builds, removes or holds the NVIDIA driver or its kernel modules.
-    DriverPackage,
-    /// Imports or removes a Secure Boot key.
-    SecureBootKey,
-    /// Reboots the machine.
+    DriverInstall,
+    DriverRemove,
+    ModuleBuild,
+    ModuleLoad,
+    ModuleUnload,
     Reboot,
-    /// Reflashes a Jetson.
-    Flash,
+    MokChange,
+    BootConfig,
+    PackageHold,
+    SystemPackageInstall,
+    SystemPackageRemove,
+    PythonEnvInstall,
+    PythonEnvRemove,
+    GpuReset,
+    GpuConfig,
+    ServiceChange,
+    ContainerConfig,
+    SystemConfig,
+    ProcessKill,
+    WindowsAction,
+    ContainerRun,
+    /// Reads, prints, builds in the working tree, sets a shell variable.
+    Inert,
+}
+
+/// Driver and kernel-module packages (a pattern that names them, too).
+const DRIVER_PACKAGES: &str = r"(<DRIVER_PACKAGE>|\$DRVPKG|nvidia-driver|nvidia-open|nvidia-dkms|nvidia-kernel|linux-(modules|objects|signed)-nvidia|libnvidia-(compute|gl|decode|encode|extra|fbc|cfg)|nvidia-utils|nvidia-headless|nvidia-compute-utils|cuda-drivers|kmod-nvidia|nvidia-fabricmanager|nvidia-gfxG|nvidia-l4t|'?\^?nvidia-\*|\*nvidia\*|'\^nvidia-|xserver-xorg-video-nvidia)";
+
+/// The effect table: the first pattern that matches one shell segment
+/// (`sudo` and leading `VAR=value` stripped) decides.
+const EFFECTS: &[(Effect, &str)] = &[
+    (
+        Effect::DriverRemove,
+        r"^(apt|apt-get|dnf|yum|zypper|snap)\s+(-y\s+)?(purge|remove|autoremove|rm)\b.*DRV",
+    ),
+    (Effect::DriverRemove, r"^(/usr/bin/)?nvidia-uninstall\b"),
+    (
+        Effect::DriverInstall,
+        r"^(apt|apt-get|dnf|yum|zypper)\s+(-y\s+)?(install|in|reinstall|upgrade)\b.*DRV",
+    ),
+    (
+        Effect::DriverInstall,
+        r"^ubuntu-drivers\s+(install|autoinstall)\b",
+    ),
+    (
+        Effect::DriverInstall,
+        r"^(sh\s+)?\.?/?NVIDIA-Linux-\S*\.run\b",
+    ),
+    (
+        Effect::SystemPackageInstall,
+        r"^(dpkg\s+-i\b|sh\s+cuda_\S+\.run\b|dnf\s+config-manager\b|gpg\b|RUN\s|FROM\s)",
+    ),
+    (
+        Effect::WindowsAction,
+        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where\b|set\s+PATH|%\w+%|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install))",
+    ),
+    (
+        Effect::SystemConfig,
+        r"^sh\s+-c\b|tee\s+(-a\s+)?/(lib|usr/lib)/udev/|^nvidia-ctk\s+system\b|^(swapon|mkswap|fallocate)\b|^systemctl\s+(--user\s+)?isolate\b",
+    ),
+    (Effect::ProcessKill, r"^(kill|pkill)\b"),
+    (
+        Effect::ModuleBuild,
+        r"^dkms\s+(autoinstall|install|build)\b",
+    ),
+    (
+        Effect::ModuleUnload,
+        r"^(rmmod\b|modprobe\s+(-r|--remove)\b)",
+    ),
+    (
+        Effect::ModuleLoad,
+        r"^(modprobe\b|nvidia-modprobe\b|insmod\b)",
+    ),
+    (
+        Effect::Reboot,
+        r"^(reboot\b|shutdown\s+-r\b|systemctl\s+reboot\b)",
+    ),
+    (
+        Effect::MokChange,
+        r"^mokutil\s+--(import|delete|disable-validation|enable-validation|reset)\b",
+    ),
+    (
+        Effect::BootConfig,
+        r"^(update-initramfs\b|dracut\b|grub-mkconfig\b|update-grub\b|systemctl\s+set-default\b|nvpmodel\s+-m\b)|tee\s+(-a\s+)?/etc/(modprobe\.d|default/grub)",
+    ),
+    (Effect::PackageHold, r"^apt-mark\s+(hold|unhold)\b"),
+    (
+        Effect::SystemPackageInstall,
+        r"^(apt|apt-get|dnf|yum|zypper|snap)\s+(-y\s+)?(install|in|reinstall)\b",
+    ),
+    (
+        Effect::SystemPackageRemove,
+        r"^(apt|apt-get|dnf|yum|zypper|snap)\s+(-y\s+)?(purge|remove|autoremove)\b",
+    ),
+    (
+        Effect::PythonEnvInstall,
+        r"^mim\s+install\b|^((python3?|py|python_embeded\\python\.exe)\s+-m\s+)?(pip3?|uv\s+pip)\s+install\b|^(conda|mamba|micromamba)\s+(install|create|update)\b",
+    ),
+    (
+        Effect::PythonEnvRemove,
+        r"^((python3?|py)\s+-m\s+)?(pip3?|uv\s+pip)\s+uninstall\b|^(conda|mamba)\s+remove\b",
+    ),
+    (Effect::GpuReset, r"^nvidia-smi\s+(-r\b|--gpu-reset\b)"),
+    (
+        Effect::GpuConfig,
+        r"^nvidia-smi\s+(-mig\b|mig\s+-(c|d)|-pm\b|-pl\b|-lgc\b|-rgc\b|-c\b|-e\b|-ac\b)|^jetson_clocks$",
+    ),
+    (
+        Effect::ServiceChange,
+        r"^systemctl\s+(--user\s+)?(enable|disable|start|stop|restart|mask|unmask|daemon-reload)\b|^nvidia-cuda-mps-control\b",
+    ),
+    (
+        Effect::ContainerConfig,
+        r"^nvidia-ctk\s+(runtime|cdi\s+generate|config)\b",
+    ),
+    (
+        Effect::SystemConfig,
+        r"^(ldconfig\s*$|ldconfig\s+[^-]|ln\s+-s|mknod\b|chmod\b|chown\b|usermod\b|mkdir\b|rm\b|sed\s+-i\b|cp\b|mv\b)|tee\s+(-a\s+)?/etc/",
+    ),
+    (
+        Effect::ContainerRun,
+        r"^(docker|podman|nerdctl|jetson-containers|kubectl|helm)\b",
+    ),
+];
+
+/// Commands with no effect on the machine beyond the working tree: reads,
+/// queries, builds, runs of the user's own program, shell variables.
+const INERT: &str = r"^(#|P$|Q$|S$|\.\.\.|[A-Za-z_]+=\S*$|apt-get\s+-y\s+update|\S*/nvidia-smi\b|autotag\b|ds_report\b|ollama\b|python3?\s+-W\b|\S+\.py\b|swapon\s+--show|ldconfig\s+-p|dirname\b|:\$|/\S*lib:\$|ls\b|cat\b|grep\b|egrep\b|awk\b|sed\s+[^-]|sed\s+-n|head\b|tail\b|sort\b|uniq\b|wc\b|tr\b|cut\b|paste\b|echo\b|printf\b|nvidia-smi\b|python3?\s+-c\b|python3?\s+(-m\s+venv\b|\S+\.py\b)|python3?\s+-m\s+(torch\.utils\.collect_env|xformers\.info|pip\s+(list|show|check|freeze|debug)|bitsandbytes)|pip3?\s+(list|show|check|freeze|debug|download|index)\b|conda\s+(list|info|env\s+list)\b|uname\b|lspci\b|lsmod\b|modinfo\b|dmesg\b|journalctl\b|ldd\b|readlink\b|realpath\b|find\b|which\b|command\s+-v|type\b|dpkg\s+(-l|-L|-S|--list)|dpkg-query\b|rpm\s+-q|apt-cache\b|apt\s+(list|policy|show|search)\b|apt(-get)?\s+update\b|dnf\s+(list|info|check-update)|ubuntu-drivers\s+(devices|list)|mokutil\s+--(sb-state|list-enrolled|test-key)|nvcc\b|ptxas\b|cuobjdump\b|nvdisasm\b|gpukb\b|export\b|unset\b|env\b|set\b|cd\b|true\b|false\b|test\b|\[|if\b|then\b|else\b|fi\b|for\b|do\b|done\b|ps\b|fuser\b|lsof\b|systemctl\s+(status|is-active|is-enabled|list-units|cat)\b|nvidia-ctk\s+(--version|cdi\s+list)|nvidia-container-cli\b|dcgmi\b|nvpmodel\s+-q|jetson_clocks\s+--show|tegrastats\b|curl\b|wget\b|git\s+clone\b|cmake\b|make\b|ninja\b|python3?\s+setup\.py\b|torchrun\b|vllm\b|trtexec\b|compute-sanitizer\b|nsys\b|ncu\b|stat\b|id\b|groups\b|getent\b|nproc\b|free\b|df\b|du\b|mount\b|ulimit\b|bash\s+\S+\.sh|source\b|\.\s|jq\b|deactivate\b|conda\s+activate\b|hostname\b|ip\b|ibv_devinfo\b|ibstat\b|numactl\b|nvidia-bug-report\.sh|wsl\s+(-l|--list|--status|--version))";
+
+/// Every regex of the table, compiled once.
+struct Tables {
+    effects: Vec<(Effect, Regex)>,
+    inert: Regex,
+    code: Regex,
+    prose: Regex,
+    comment: Regex,
+    quoted: Regex,
+    token: Regex,
+    subshell: Regex,
+    sudo: Regex,
+    assign: Regex,
+    whole_token: Regex,
+    split: Regex,
+}
+
+/// Compiles a pattern of the table (fixed strings: a test compiles each).
+fn re(p: &str) -> Regex {
+    Regex::new(p).unwrap_or_else(|e| unreachable!("effect table pattern {p:?}: {e}"))
+}
+
+fn tables() -> &'static Tables {
+    static T: OnceLock<Tables> = OnceLock::new();
+    T.get_or_init(|| Tables {
+        effects: EFFECTS
+            .iter()
+            .map(|(e, p)| (*e, re(&p.replace("DRV", DRIVER_PACKAGES))))
+            .collect(),
+        inert: re(INERT),
+        code: re(r#"^[A-Za-z_][A-Za-z0-9_.\[\]'"]*\s*(=|\()|^(import|from|def|return|with|torch\.|cuda[A-Z]|print\(|\)|\}|\{|//|/\*|\*|@|os\.|jax\.|tf\.)"#),
+        prose: re(r"::|->|;\s*$|^\s*(int|auto|const|void|struct)\s|\{\s*\}|cudaDevAttr|^[A-Z][a-z]+ (the|a|an|your|with|from|on|in|it|[a-z]+ [a-z]+) |^[A-Za-z.]+: |^[a-z_]+ = |^[a-z_]+\.[a-z_]+\("),
+        comment: re(r"\s#\s|\s{2,}#"),
+        quoted: re(r#"'[^']*'|"(?:[^"\\]|\\.)*"|<[^<>]*>"#),
+        token: re("\u{1}([0-9]+)\u{2}"),
+        subshell: re(r"\$\(([^()]*)\)"),
+        sudo: re(r"^(sudo\s+(-E\s+)?)+"),
+        assign: re(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+(\S)"),
+        whole_token: re("^\u{1}[0-9]+\u{2}$"),
+        split: re(r"&&|\|\||;|\||`"),
+    })
+}
+
+/// A step that is code (C++, Python) or a sentence, not a shell command.
+fn is_code_or_prose(step: &str) -> bool {
+    tables().prose.is_match(step.trim())
+}
+
+/// The shell segments of one command line: comments cut, quoted strings and
+/// `<PLACEHOLDER>`s kept whole, `$(...)` classified on its own, split at
+/// `&&`, `||`, `;`, `|` and backquotes, `sudo` and `VAR=value` prefixes
+/// stripped.
+fn segments(step: &str) -> Vec<String> {
+    let t = tables();
+    let s = step.trim();
+    if s.starts_with('#') {
+        return vec!["#".into()];
+    }
+    let code = t.comment.split(s).next().unwrap_or(s).to_string();
+    // Quoted strings and placeholders become single tokens, restored per segment.
+    let mut kept: Vec<String> = Vec::new();
+    let mut code = t
+        .quoted
+        .replace_all(&code, |c: &regex::Captures| {
+            kept.push(c[0].to_string());
+            format!("\u{1}{}\u{2}", kept.len() - 1)
+        })
+        .into_owned();
+    let restore = |x: &str| {
+        t.token
+            .replace_all(x, |c: &regex::Captures| {
+                c[1].parse::<usize>()
+                    .ok()
+                    .and_then(|i| kept.get(i))
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .into_owned()
+    };
+    let mut out = Vec::new();
+    while let Some(m) = t.subshell.captures(&code) {
+        let inner = restore(&m[1]);
+        out.extend(segments(&inner));
+        let Some(whole) = m.get(0) else { break };
+        let r = whole.range();
+        code.replace_range(r, "S");
+    }
+    for seg in t.split.split(&code) {
+        let mut w = t.sudo.replace(seg.trim(), "").into_owned();
+        while let Some(at) = t
+            .assign
+            .captures(&w)
+            .and_then(|c| c.get(1))
+            .map(|m| m.start())
+        {
+            w = w[at..].to_string();
+        }
+        let w = t.sudo.replace(&w, "").into_owned();
+        if !w.is_empty() {
+            let whole = t.whole_token.is_match(&w);
+            out.push(if whole { "P".into() } else { restore(&w) });
+        }
+    }
+    out
+}
+
+/// The effect of one segment; `None` when the table does not know it.
+fn classify(seg: &str) -> Option<Effect> {
+    let t = tables();
+    if let Some((e, _)) = t.effects.iter().find(|(_, r)| r.is_match(seg)) {
+        return Some(*e);
+    }
+    (t.inert.is_match(seg) || t.code.is_match(seg)).then_some(Effect::Inert)
+}
+
+/// A line the table does not know: the harm tests fail on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no effect is known for {unknown:?} in `{line}`")]
+pub struct Unclassified {
+    pub line: String,
+    /// The shell segments the table does not know.
+    pub unknown: Vec<String>,
+}
+
+/// Every effect of one printed command line, in order; `Err` names the
+/// segments the table does not know.
+pub fn effects_of(step: &str) -> Result<Vec<Effect>, Unclassified> {
+    if is_code_or_prose(step) {
+        return Ok(vec![Effect::Inert]);
+    }
+    let mut known = Vec::new();
+    let mut unknown = Vec::new();
+    for seg in segments(step) {
+        match classify(&seg) {
+            Some(e) => known.push(e),
+            None => unknown.push(seg),
+        }
+    }
+    if unknown.is_empty() {
+        Ok(known)
+    } else {
+        Err(Unclassified {
+            line: step.to_string(),
+            unknown,
+        })
+    }
 }
 
 impl Effect {
     /// True for what only the machine that owns the kernel and the GPU may do
-    /// (inside a container: the host).
+    /// (inside a container: its host).
     pub fn host_only(self) -> bool {
         matches!(
             self,
-            Effect::GpuSetting
-                | Effect::KernelModule
-                | Effect::DriverPackage
-                | Effect::SecureBootKey
+            Effect::DriverInstall
+                | Effect::DriverRemove
+                | Effect::ModuleBuild
+                | Effect::ModuleLoad
+                | Effect::ModuleUnload
                 | Effect::Reboot
-                | Effect::Flash
+                | Effect::MokChange
+                | Effect::BootConfig
+                | Effect::GpuReset
+                | Effect::GpuConfig
         )
     }
 
-    /// True for what must never run inside WSL2: the Linux NVIDIA driver and
-    /// its kernel modules (a WSL2 kernel has none by design).
+    /// True for what must never run inside WSL2: installing, building,
+    /// loading or removing a Linux NVIDIA driver or module, or its keys (a
+    /// WSL2 kernel has no NVIDIA module by design; the driver is Windows').
     pub fn forbidden_in_wsl(self) -> bool {
         matches!(
             self,
-            Effect::KernelModule | Effect::DriverPackage | Effect::SecureBootKey | Effect::Flash
+            Effect::DriverInstall
+                | Effect::DriverRemove
+                | Effect::ModuleBuild
+                | Effect::ModuleLoad
+                | Effect::ModuleUnload
+                | Effect::MokChange
+                | Effect::BootConfig
         )
-    }
-}
-
-/// A line the table does not know: the harm test fails on it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no effect is known for the command `{0}`")]
-pub struct Unclassified(pub String);
-
-/// The driver and kernel-module package names (Debian/Ubuntu, RHEL, SUSE, the
-/// runfile, DKMS); never the container toolkit's `nvidia-container-*` /
-/// `libnvidia-container*`.
-fn names_driver_package(line: &str) -> bool {
-    const DRIVER: &[&str] = &[
-        "nvidia-driver",
-        "nvidia-dkms",
-        "nvidia-kernel",
-        "linux-modules-nvidia",
-        "linux-objects-nvidia",
-        "linux-signatures-nvidia",
-        "cuda-drivers",
-        "nvidia-open",
-        "kmod-nvidia",
-        "akmod-nvidia",
-        "xorg-x11-drv-nvidia",
-        "nvidia-compute-g06",
-        "nvidia-gl-g06",
-        "nvidia-fabricmanager",
-        "nvidia-fabric-manager",
-        "libnvidia-compute",
-        "libnvidia-gl",
-        "nvidia-utils",
-        "nvidia-headless",
-        "nvidia-persistenced",
-        "<driver_package>",
-        "$drvpkg",
-        "${drvpkg",
-        "nvidia-*",
-        "'^nvidia",
-        "\"^nvidia",
-        "^(nvidia",
-        "'nvidia-",
-        "nvidia-l4t",
-        "nvidia-jetpack",
-        "nvidia-imex",
-    ];
-    let l = line.to_ascii_lowercase();
-    DRIVER.iter().any(|d| l.contains(d))
-}
-
-/// The words of a line after `sudo`, `env A=B`, leading `A=B` assignments and
-/// `timeout N`.
-fn command_words(line: &str) -> Vec<&str> {
-    let mut w: Vec<&str> = line.split_whitespace().collect();
-    loop {
-        match w.first() {
-            Some(&"sudo") | Some(&"env") | Some(&"-E") | Some(&"command") | Some(&"exec") => {
-                w.remove(0);
-            }
-            Some(&"timeout") if w.len() > 1 => {
-                w.drain(..2);
-            }
-            Some(x) if x.contains('=') && !x.starts_with('-') && !x.starts_with('\'') => {
-                w.remove(0);
-            }
-            _ => return w,
-        }
-    }
-}
-
-/// The effect of one shell line (a `# comment` tail is ignored; `a && b`,
-/// `a; b` and `a | b` take the largest effect of their parts).
-pub fn effect_of(line: &str) -> Result<Effect, Unclassified> {
-    let code = strip_comment(line).trim();
-    if code.is_empty() {
-        return Ok(Effect::Comment);
-    }
-    let mut worst = Effect::Comment;
-    for part in split_commands(code) {
-        let e = effect_of_simple(part.trim()).ok_or_else(|| Unclassified(line.to_string()))?;
-        worst = worst.max(e);
-    }
-    Ok(worst)
-}
-
-/// `cmd   # note` → `cmd`; a `#` inside quotes or `$#`/`${#` stays.
-fn strip_comment(line: &str) -> &str {
-    let (mut sq, mut dq) = (false, false);
-    let b = line.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
-            b'\'' if !dq => sq = !sq,
-            b'"' if !sq => dq = !dq,
-            b'#' if !sq && !dq && (i == 0 || b[i - 1].is_ascii_whitespace()) => {
-                return &line[..i];
-            }
-            _ => {}
-        }
-    }
-    line
-}
-
-/// Splits on `&&`, `||`, `;` and `|` outside quotes and `$(…)`.
-fn split_commands(code: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut sq, mut dq, mut depth) = (false, false, 0i32);
-    let b = code.as_bytes();
-    let mut start = 0;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\'' if !dq => sq = !sq,
-            b'"' if !sq => dq = !dq,
-            b'(' if !sq && !dq => depth += 1,
-            b')' if !sq && !dq => depth -= 1,
-            b'&' | b'|' | b';' if !sq && !dq && depth == 0 => {
-                out.push(&code[start..i]);
-                let two = i + 1 < b.len() && (b[i + 1] == b'&' || b[i + 1] == b'|');
-                i += if two { 2 } else { 1 };
-                start = i;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out.push(&code[start..]);
-    out.into_iter().filter(|p| !p.trim().is_empty()).collect()
-}
-
-fn effect_of_simple(part: &str) -> Option<Effect> {
-    let words = command_words(part);
-    let Some(&cmd0) = words.first() else {
-        // Only assignments: `FOO=bar`.
-        return Some(Effect::Environment);
-    };
-    let cmd = cmd0.rsplit('/').next().unwrap_or(cmd0);
-    let args = &words[1..];
-    let has = |a: &str| args.contains(&a);
-    let line = part;
-    let l = line.to_ascii_lowercase();
-    Some(match cmd {
-        "reboot" | "shutdown" | "poweroff" => Effect::Reboot,
-        "systemctl" if has("reboot") || has("kexec") => Effect::Reboot,
-        "mokutil"
-            if has("--import")
-                || has("--delete")
-                || has("--disable-validation")
-                || has("--reset") =>
-        {
-            Effect::SecureBootKey
-        }
-        "mokutil" => Effect::Inspect,
-        "modprobe" | "rmmod" | "insmod" | "depmod" | "nvidia-modprobe" | "update-initramfs"
-        | "dracut" | "mkinitcpio" => Effect::KernelModule,
-        "dkms" if has("status") => Effect::Inspect,
-        "dkms" => Effect::DriverPackage,
-        "ubuntu-drivers" if has("list") || has("devices") => Effect::Inspect,
-        "ubuntu-drivers" => Effect::DriverPackage,
-        "nvidia-installer" | "nvidia-uninstall" => Effect::DriverPackage,
-        "sh" | "bash" if l.contains("nvidia-linux") && l.contains(".run") => Effect::DriverPackage,
-        "sh" | "bash" if l.contains("cuda_") && l.contains(".run") => {
-            if l.contains("--toolkit") && !l.contains("--driver") {
-                Effect::SystemPackage
-            } else {
-                Effect::DriverPackage
-            }
-        }
-        "apt" | "apt-get" | "dnf" | "yum" | "zypper" | "pacman" | "rpm" | "dpkg" | "apt-mark" => {
-            package_effect(cmd, args, line)
-        }
-        "sdkmanager" | "flash.sh" | "l4t_initrd_flash.sh" => Effect::Flash,
-        "nvidia-smi" => {
-            let set = args.iter().any(|a| {
-                matches!(
-                    *a,
-                    "-r" | "--gpu-reset"
-                        | "-pm"
-                        | "-mig"
-                        | "-e"
-                        | "-c"
-                        | "-lgc"
-                        | "-rgc"
-                        | "-lmc"
-                        | "-rmc"
-                        | "-pl"
-                        | "-ac"
-                        | "-rac"
-                        | "--persistence-mode"
-                        | "--ecc-config"
-                        | "--compute-mode"
-                        | "--lock-gpu-clocks"
-                        | "--power-limit"
-                ) || a.starts_with("--gpu-reset")
-                    || a.starts_with("-pm=")
-                    || a.starts_with("--persistence-mode=")
-            });
-            let mig_change = has("mig")
-                && args
-                    .iter()
-                    .any(|a| matches!(*a, "-cgi" | "-dgi" | "-cci" | "-dci" | "-C"));
-            if set || mig_change {
-                Effect::GpuSetting
-            } else {
-                Effect::Inspect
-            }
-        }
-        "nvidia-persistenced" => Effect::GpuSetting,
-        "tee" | "cp" | "mv" | "ln" | "rm" | "install" | "sed" | "chmod" | "chown" | "mkdir"
-        | "touch" | "truncate" | "cat" | "echo" | "printf"
-            if writes_system_path(line) =>
-        {
-            if l.contains("modprobe.d") || l.contains("blacklist") {
-                Effect::KernelModule
-            } else {
-                Effect::SystemConfig
-            }
-        }
-        "ldconfig" if has("-p") || has("--print-cache") => Effect::Inspect,
-        "ldconfig"
-        | "update-alternatives"
-        | "alternatives"
-        | "sysctl"
-        | "usermod"
-        | "groupadd"
-        | "setenforce"
-        | "grubby"
-        | "update-grub"
-        | "grub-mkconfig"
-        | "grub2-mkconfig"
-        | "udevadm"
-        | "swapoff"
-        | "swapon"
-        | "mount"
-        | "umount"
-        | "chcon"
-        | "restorecon"
-        | "timedatectl"
-        | "hostnamectl" => {
-            let reads = (cmd == "sysctl" && !args.iter().any(|a| a.contains('=') || *a == "-w"))
-                || (cmd == "update-alternatives"
-                    && (has("--display") || has("--list") || has("--query")))
-                || (cmd == "udevadm" && has("info"));
-            if reads {
-                Effect::Inspect
-            } else {
-                Effect::SystemConfig
-            }
-        }
-        "systemctl" | "service" => {
-            if args.iter().any(|a| {
-                matches!(
-                    *a,
-                    "status" | "is-active" | "is-enabled" | "list-units" | "cat" | "show"
-                )
-            }) {
-                Effect::Inspect
-            } else if l.contains("nvidia-persistenced") {
-                Effect::GpuSetting
-            } else {
-                Effect::SystemConfig
-            }
-        }
-        "journalctl"
-        | "dmesg"
-        | "lspci"
-        | "lsmod"
-        | "modinfo"
-        | "uname"
-        | "cat"
-        | "grep"
-        | "egrep"
-        | "ls"
-        | "ll"
-        | "find"
-        | "readlink"
-        | "realpath"
-        | "ldd"
-        | "readelf"
-        | "objdump"
-        | "nm"
-        | "strings"
-        | "file"
-        | "stat"
-        | "head"
-        | "tail"
-        | "less"
-        | "awk"
-        | "sort"
-        | "uniq"
-        | "wc"
-        | "cut"
-        | "tr"
-        | "paste"
-        | "xargs"
-        | "which"
-        | "type"
-        | "whereis"
-        | "env"
-        | "printenv"
-        | "echo"
-        | "printf"
-        | "nvcc"
-        | "cuobjdump"
-        | "nvdisasm"
-        | "ptxas"
-        | "nvidia-debugdump"
-        | "nvidia-bug-report.sh"
-        | "dcgmi"
-        | "tegrastats"
-        | "jetson_release"
-        | "jtop"
-        | "cat-file"
-        | "id"
-        | "groups"
-        | "getent"
-        | "df"
-        | "du"
-        | "free"
-        | "top"
-        | "htop"
-        | "ps"
-        | "pgrep"
-        | "lsof"
-        | "fuser"
-        | "test"
-        | "["
-        | "true"
-        | "false"
-        | "sleep"
-        | "wait"
-        | "date"
-        | "hostname"
-        | "lscpu"
-        | "nproc"
-        | "numactl"
-        | "nvtop"
-        | "gpustat"
-        | "ibstat"
-        | "ibv_devinfo"
-        | "ibv_devices"
-        | "lsb_release"
-        | "dpkg-query"
-        | "apt-cache"
-        | "apt-config"
-        | "rpm -q"
-        | "getconf"
-        | "gpukb"
-        | "deviceQuery"
-        | "./deviceQuery"
-        | "bandwidthTest"
-        | "nvbandwidth"
-        | "all_reduce_perf"
-        | "./build/all_reduce_perf"
-        | "nsys"
-        | "ncu"
-        | "compute-sanitizer"
-        | "cuda-memcheck"
-        | "gdb"
-        | "strace"
-        | "ltrace"
-        | "sha256sum"
-        | "md5sum"
-        | "diff"
-        | "cmp"
-        | "tar"
-        | "unzip"
-        | "curl"
-        | "wget"
-        | "nl"
-        | "column"
-        | "jq"
-        | "ulimit"
-        | "locale"
-        | "ip"
-        | "ifconfig"
-        | "ethtool"
-        | "ss"
-        | "netstat"
-        | "ping"
-        | "mst"
-        | "mlxlink"
-        | "nvidia-container-cli"
-        | "bootctl"
-        | "efibootmgr"
-        | "sbverify"
-        | "kmod"
-        | "lshw"
-        | "dmidecode"
-        | "hwloc-ls"
-        | "lstopo"
-        | "nvidia-settings"
-        | "clinfo"
-        | "vulkaninfo"
-        | "glxinfo"
-        | "eglinfo"
-        | "systemd-detect-virt"
-        | "virt-what"
-        | "openssl"
-        | "base64"
-        | "xxd"
-        | "od"
-        | "hexdump"
-        | "time"
-        | "watch"
-        | "lsblk"
-        | "mountpoint"
-        | "findmnt"
-        | "getfacl"
-        | "capsh"
-        | "sestatus"
-        | "getenforce"
-        | "aa-status"
-        | "pip3-list"
-        | "uptime"
-        | "last"
-        | "w"
-        | "who"
-        | "tmux"
-        | "screen"
-        | "ssh" => Effect::Inspect,
-        "export" | "unset" | "source" | "." | "cd" | "conda"
-            if cmd != "conda" || is_conda_env(args) =>
-        {
-            Effect::Environment
-        }
-        "alias" | "set" | "deactivate" | "pushd" | "popd" | "read" | "local" | "declare"
-        | "for" | "do" | "done" | "if" | "then" | "fi" | "else" | "while" | "case" | "esac" => {
-            Effect::Environment
-        }
-        "pip" | "pip3" | "pipx" | "conda" | "mamba" | "micromamba" | "uv" | "poetry" | "pdm"
-        | "pixi" | "easy_install" | "virtualenv" => {
-            if is_python_read_only(cmd, args) {
-                Effect::Inspect
-            } else {
-                Effect::PythonEnv
-            }
-        }
-        c if c.starts_with("python") => {
-            if has("-m")
-                && args
-                    .iter()
-                    .any(|a| matches!(*a, "pip" | "venv" | "ensurepip"))
-            {
-                if args.iter().any(|a| matches!(*a, "install" | "uninstall")) || has("venv") {
-                    Effect::PythonEnv
-                } else {
-                    Effect::Inspect
-                }
-            } else if args.iter().any(|a| a.ends_with("setup.py"))
-                && args
-                    .iter()
-                    .any(|a| matches!(*a, "install" | "develop" | "build_ext" | "bdist_wheel"))
-            {
-                Effect::Build
-            } else {
-                Effect::Inspect
-            }
-        }
-        "git" | "make" | "cmake" | "ninja" | "cargo" | "gcc" | "g++" | "cc" | "clang" | "meson"
-        | "bazel" | "./configure" | "scons" | "autoreconf" => Effect::Build,
-        "docker" | "podman" | "nerdctl" | "ctr" | "crictl" | "kubectl" | "helm" | "nvidia-ctk"
-        | "enroot" | "singularity" | "apptainer" | "srun" | "sbatch" | "salloc" | "scontrol"
-        | "docker-compose" | "kind" | "minikube" | "microk8s" | "k3s" => {
-            if cmd == "nvidia-ctk"
-                && (has("runtime") && has("configure") || has("generate") || has("refresh"))
-            {
-                Effect::SystemConfig
-            } else {
-                Effect::Container
-            }
-        }
-        "wsl"
-        | "wsl.exe"
-        | "powershell"
-        | "powershell.exe"
-        | "pwsh"
-        | "winget"
-        | "choco"
-        | "set-executionpolicy"
-        | "nvidia-smi.exe"
-        | "setx"
-        | "dism"
-        | "bcdedit"
-        | "pnputil" => Effect::Windows,
-        "tee" | "cp" | "mv" | "ln" | "rm" | "install" | "sed" | "chmod" | "chown" | "mkdir"
-        | "touch" | "truncate" | "unlink" | "rsync" => Effect::Environment,
-        _ => return None,
-    })
-}
-
-fn is_conda_env(args: &[&str]) -> bool {
-    matches!(args.first(), Some(&"activate") | Some(&"deactivate"))
-}
-
-fn is_python_read_only(cmd: &str, args: &[&str]) -> bool {
-    let first = args
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .copied()
-        .unwrap_or("");
-    match cmd {
-        "pip" | "pip3" => matches!(
-            first,
-            "list"
-                | "show"
-                | "check"
-                | "freeze"
-                | "debug"
-                | "index"
-                | "download"
-                | "inspect"
-                | "config"
-        ),
-        "conda" | "mamba" | "micromamba" => matches!(first, "list" | "info" | "search" | "config"),
-        "uv" => args
-            .iter()
-            .any(|a| matches!(*a, "list" | "show" | "tree" | "check" | "freeze")),
-        _ => false,
-    }
-}
-
-/// True when a file command writes under a system directory.
-fn writes_system_path(line: &str) -> bool {
-    [
-        "/etc/",
-        "/usr/",
-        "/lib/",
-        "/boot/",
-        "/opt/",
-        "/var/lib/",
-        "/sys/",
-        "/proc/sys",
-    ]
-    .iter()
-    .any(|p| line.contains(p))
-        && (line.contains("tee") || !line.trim_start().starts_with("cat"))
-}
-
-fn package_effect(cmd: &str, args: &[&str], line: &str) -> Effect {
-    let reads = args.iter().any(|a| {
-        matches!(
-            *a,
-            "list"
-                | "show"
-                | "search"
-                | "policy"
-                | "-l"
-                | "-L"
-                | "-s"
-                | "-q"
-                | "-qa"
-                | "-qi"
-                | "-qf"
-                | "info"
-                | "showhold"
-                | "madison"
-                | "--list"
-                | "-S"
-                | "--status"
-                | "-Q"
-                | "changelog"
-                | "depends"
-                | "rdepends"
-                | "provides"
-                | "repoquery"
-                | "--get-selections"
-        )
-    }) || (cmd == "apt-mark"
-        && args.iter().any(|a| *a == "showhold" || *a == "showmanual"));
-    if reads
-        && !args
-            .iter()
-            .any(|a| matches!(*a, "install" | "remove" | "purge"))
-    {
-        return Effect::Inspect;
-    }
-    if args.iter().all(|a| {
-        matches!(
-            *a,
-            "update" | "-y" | "-q" | "upgrade-check" | "clean" | "makecache" | "check-update"
-        )
-    }) {
-        return Effect::SystemConfig;
-    }
-    if names_driver_package(line) {
-        Effect::DriverPackage
-    } else {
-        Effect::SystemPackage
     }
 }
 
@@ -717,92 +384,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn driver_module_reboot_and_keys_are_told_apart_from_reads() {
-        let cases = [
-            (
-                "sudo apt install nvidia-driver-580-open",
-                Effect::DriverPackage,
-            ),
-            ("sudo apt-get purge 'nvidia-*'", Effect::DriverPackage),
-            ("sudo ubuntu-drivers install", Effect::DriverPackage),
-            ("ubuntu-drivers devices", Effect::Inspect),
-            (
-                "sudo dkms autoinstall -k $(uname -r)",
-                Effect::DriverPackage,
-            ),
-            ("sudo modprobe nvidia_uvm", Effect::KernelModule),
-            (
-                "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia",
-                Effect::KernelModule,
-            ),
-            (
-                "echo -e 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
-                Effect::KernelModule,
-            ),
-            ("sudo reboot   # choose 'Enroll MOK'", Effect::Reboot),
-            (
-                "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der",
-                Effect::SecureBootKey,
-            ),
-            ("mokutil --sb-state", Effect::Inspect),
-            ("sudo nvidia-smi -r -i 0", Effect::GpuSetting),
-            ("sudo nvidia-smi -mig 0", Effect::GpuSetting),
-            ("nvidia-smi -q -d ECC", Effect::Inspect),
-            (
-                "pip install --force-reinstall torch==2.11.0",
-                Effect::PythonEnv,
-            ),
-            ("pip show torch", Effect::Inspect),
-            (
-                "python3 -c 'import torch; print(torch.cuda.is_available())'",
-                Effect::Inspect,
-            ),
-            (
-                "export LD_LIBRARY_PATH=/usr/local/cuda/lib64",
-                Effect::Environment,
-            ),
-            ("sudo apt install cuda-toolkit-13-0", Effect::SystemPackage),
-            (
-                "sudo apt install nvidia-container-toolkit",
-                Effect::SystemPackage,
-            ),
-            (
-                "sudo apt update && sudo apt install nvidia-driver-470",
-                Effect::DriverPackage,
-            ),
-            (
-                "docker run --gpus all nvcr.io/nvidia/pytorch:25.01-py3",
-                Effect::Container,
-            ),
-            ("wsl --update", Effect::Windows),
-            (
-                "# UEFI setup -> Security -> Secure Boot: Disabled",
-                Effect::Comment,
-            ),
-            (
-                "sudo sh NVIDIA-Linux-x86_64-580.95.05.run",
-                Effect::DriverPackage,
-            ),
-        ];
-        for (line, want) in cases {
-            assert_eq!(effect_of(line), Ok(want), "{line}");
+    fn every_pattern_compiles() {
+        for (_, p) in EFFECTS {
+            assert!(
+                Regex::new(&p.replace("DRV", DRIVER_PACKAGES)).is_ok(),
+                "{p}"
+            );
         }
-        assert!(effect_of("frobnicate --all").is_err());
+        assert!(Regex::new(INERT).is_ok());
+        let _ = tables();
     }
 
     #[test]
-    fn the_container_toolkit_is_not_a_driver_package() {
+    fn the_table_knows_the_harmful_commands() {
+        use Effect::*;
+        let one = |s: &str| effects_of(s).unwrap_or_else(|u| panic!("{u}"));
         assert_eq!(
-            effect_of("sudo apt install nvidia-container-toolkit libnvidia-container1"),
-            Ok(Effect::SystemPackage)
+            one("sudo apt install nvidia-driver-580-open"),
+            [DriverInstall]
         );
+        assert_eq!(
+            one("sudo apt-get purge 'nvidia-*' && sudo apt-get autoremove --purge"),
+            [DriverRemove, SystemPackageRemove]
+        );
+        assert_eq!(one("sudo apt install <DRIVER_PACKAGE>"), [DriverInstall]);
+        assert_eq!(
+            one("sudo apt install cuda-toolkit-12-8"),
+            [SystemPackageInstall]
+        );
+        assert_eq!(
+            one("sudo apt install nvidia-container-toolkit"),
+            [SystemPackageInstall]
+        );
+        assert_eq!(
+            one("sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"),
+            [ModuleUnload]
+        );
+        assert_eq!(one("sudo modprobe -a nvidia nvidia_uvm"), [ModuleLoad]);
+        assert_eq!(
+            one("sudo mokutil --import /var/lib/shim-signed/mok/MOK.der"),
+            [MokChange]
+        );
+        assert_eq!(one("sudo reboot"), [Reboot]);
+        assert_eq!(one("sudo nvidia-smi -r -i 0"), [GpuReset]);
+        assert_eq!(
+            one("pip install --force-reinstall <TORCH_PIN>"),
+            [PythonEnvInstall]
+        );
+        assert_eq!(
+            one("sudo apt install linux-headers-$(uname -r)"),
+            [Inert, SystemPackageInstall]
+        );
+        assert_eq!(one("wsl --shutdown   # in PowerShell"), [WindowsAction]);
+        assert_eq!(one("ls -d /usr/local/cuda-*"), [Inert]);
+        assert!(effects_of("frobnicate --all").is_err());
     }
 
     #[test]
     fn platforms_forbid_what_belongs_elsewhere() {
-        assert!(Effect::DriverPackage.forbidden_in_wsl());
+        assert!(Effect::DriverInstall.forbidden_in_wsl());
         assert!(!Effect::Reboot.forbidden_in_wsl());
         assert!(Effect::Reboot.host_only());
-        assert!(!Effect::PythonEnv.host_only());
+        assert!(Effect::GpuReset.host_only());
+        assert!(!Effect::PythonEnvInstall.host_only());
+        assert!(!Effect::ContainerRun.host_only());
     }
 }

@@ -12,7 +12,7 @@
 use super::checks::Check;
 use super::view::View;
 use super::{Choice, Finding, FixStep, RunsOn};
-use crate::effect::{effect_of, Effect};
+use crate::effect::{effects_of, Effect};
 use gpukb_facts::driver_choice::{recommend, DriverRecommendation, Flavour, GpuIdentity, NoDriver};
 use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
 use gpukb_facts::select::{pick_torch, TorchBuild, TORCH_BUILDS_AS_OF};
@@ -69,14 +69,13 @@ impl Platform {
     }
 }
 
-/// The largest effect of a step's commands (an unknown command counts as a
-/// driver change: never printed as safe by default).
-fn step_effect(s: &FixStep) -> Effect {
+/// Every effect of a step's commands (a command the table does not know
+/// counts as a driver install: never printed as safe by default).
+fn step_effects(s: &FixStep) -> Vec<Effect> {
     s.commands
         .iter()
-        .map(|c| effect_of(c).unwrap_or(Effect::DriverPackage))
-        .max()
-        .unwrap_or(Effect::Comment)
+        .flat_map(|c| effects_of(c).unwrap_or_else(|_| vec![Effect::DriverInstall]))
+        .collect()
 }
 
 /// The step WSL2 gets instead of a Linux driver or module step.
@@ -116,25 +115,28 @@ pub fn place(platform: Platform, steps: Vec<FixStep>) -> Vec<FixStep> {
             out.push(s);
             continue;
         }
-        let effect = step_effect(&s);
+        let effects = step_effects(&s);
+        let forbidden_in_wsl = effects.iter().any(|e| e.forbidden_in_wsl());
+        let host_only = effects.iter().any(|e| e.host_only());
+        let reboots = effects.contains(&Effect::Reboot);
         match platform {
-            Platform::Wsl2 if effect.forbidden_in_wsl() => replaced = true,
-            Platform::Wsl2 if effect == Effect::Reboot => {
+            Platform::Wsl2 if forbidden_in_wsl => replaced = true,
+            Platform::Wsl2 if reboots => {
                 s.commands =
                     vec!["wsl --shutdown   # in PowerShell; then reopen the WSL shell".into()];
                 s.runs_on = RunsOn::WindowsHost;
                 out.push(s);
             }
-            Platform::Wsl2 if effect.host_only() => {
-                s.runs_on = RunsOn::WindowsHost;
-                out.push(s);
-            }
-            Platform::Container if effect.host_only() => {
-                s.runs_on = RunsOn::ContainerHost;
+            Platform::Wsl2 | Platform::Container if host_only => {
+                s.runs_on = if platform == Platform::Wsl2 {
+                    RunsOn::WindowsHost
+                } else {
+                    RunsOn::ContainerHost
+                };
                 out.push(s);
             }
             Platform::Jetson
-                if effect == Effect::DriverPackage
+                if effects.contains(&Effect::DriverInstall)
                     && s.commands.iter().any(|c| c.contains("nvidia-driver-")) =>
             {
                 if !replaced {

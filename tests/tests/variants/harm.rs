@@ -1,6 +1,6 @@
 //! The harm review as a test (issue 25): every fix step the doctor prints for
 //! every generated variant and every recorded capture under `tests/fixtures`
-//! is mapped to its effect ([`gpukb_kb::effect::effect_of`]); an unclassified
+//! is mapped to its effect ([`gpukb_kb::effect::effects_of`]); an unclassified
 //! command fails, and so does a step whose effect the platform forbids where
 //! it says it runs: under WSL2 nothing installs, builds, loads or removes a
 //! Linux NVIDIA driver or module and nothing reboots Linux; inside a container
@@ -9,7 +9,7 @@
 
 use gpukb_agent::Fingerprint;
 use gpukb_kb::diagnose::{diagnose, fixes::Platform, RunsOn, View};
-use gpukb_kb::effect::{effect_of, Effect};
+use gpukb_kb::effect::{effects_of, Effect};
 
 /// The harm of one machine's printed fixes: one line per problem.
 pub fn problems(name: &str, fp: &Fingerprint) -> Vec<String> {
@@ -26,28 +26,30 @@ pub fn problems(name: &str, fp: &Fingerprint) -> Vec<String> {
                     .push(c.option);
             }
             for c in &s.commands {
-                let e = match effect_of(c) {
-                    Ok(e) => e,
+                let es = match effects_of(c) {
+                    Ok(es) => es,
                     Err(u) => {
                         out.push(format!("{name}: {}: {u}", f.id));
                         continue;
                     }
                 };
                 let here = s.runs_on == RunsOn::ThisMachine;
-                let bad = match platform {
-                    Platform::Wsl2 => {
-                        (here && (e.forbidden_in_wsl() || e == Effect::Reboot))
-                            || (s.runs_on == RunsOn::ContainerHost)
+                for e in es {
+                    let bad = match platform {
+                        Platform::Wsl2 => {
+                            (here && (e.forbidden_in_wsl() || e == Effect::Reboot))
+                                || (s.runs_on == RunsOn::ContainerHost)
+                        }
+                        Platform::Container => here && e.host_only(),
+                        Platform::Jetson => here && c.contains("nvidia-driver-"),
+                        Platform::Machine => s.runs_on == RunsOn::WindowsHost,
+                    };
+                    if bad {
+                        out.push(format!(
+                            "{name}: {}: `{c}` ({e:?}) printed to run on {:?} under {platform:?}",
+                            f.id, s.runs_on
+                        ));
                     }
-                    Platform::Container => here && e.host_only(),
-                    Platform::Jetson => here && c.contains("nvidia-driver-"),
-                    Platform::Machine => s.runs_on == RunsOn::WindowsHost,
-                };
-                if bad {
-                    out.push(format!(
-                        "{name}: {}: `{c}` ({e:?}) printed to run on {:?} under {platform:?}",
-                        f.id, s.runs_on
-                    ));
                 }
             }
         }
