@@ -171,6 +171,26 @@ fn deployment_files_keep_their_promises() {
         "the DaemonSet must not request nvidia.com/gpu"
     );
     assert!(!ds.contains("privileged: true"));
+    // Scheduled with or without the GPU Operator: two nodeSelectorTerms (ORed),
+    // one per label, and no nodeSelector that would AND them back.
+    let terms = ds
+        .split("nodeSelectorTerms:")
+        .nth(1)
+        .expect("node affinity with nodeSelectorTerms");
+    let term_lines: Vec<&str> = terms
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- matchExpressions:"))
+        .collect();
+    assert_eq!(term_lines.len(), 2, "one term per label");
+    for label in [
+        "{key: nvidia.com/gpu.present, operator: In, values: [\"true\"]}",
+        "{key: feature.node.kubernetes.io/pci-10de.present, operator: In, values: [\"true\"]}",
+    ] {
+        assert!(terms.contains(label), "{label}");
+    }
+    assert!(!ds
+        .lines()
+        .any(|l| !l.trim_start().starts_with('#') && l.contains("nodeSelector:")));
     let prolog = std::fs::read_to_string(repo().join("cli/packaging/slurm/prolog.sh")).unwrap();
     assert!(
         prolog.contains("gpukb agent --once --fail-on failure") && prolog.contains("State=DRAIN")
