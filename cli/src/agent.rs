@@ -37,9 +37,9 @@ pub enum FailOn {
 #[command(
     after_help = "Exit status (--once): 0 ok or warning, 1 failure, 3 unknown, 2 gpukb could not run; \
 the verdict is the node's: the doctor's on the stack with the kernel log's Xid events by the Xid policy \
-(a fail-class Xid this boot not acknowledged is a failure). \
-with --fail-on LEVEL[,LEVEL]: 1 when the verdict is one of the levels named (warning includes failure), else 0. \
---npd RULE: one line of at most 80 characters, 0 ok or warning, 1 problem, 2 unknown; no history is written. \
+(a fail-class Xid this boot not acknowledged is a failure). With \
+--fail-on LEVEL[,LEVEL]: 1 when the verdict is one of the levels named (warning includes failure), else 0. \
+--npd RULE: one line of at most 80 bytes, 0 ok or warning, 1 problem, 2 unknown; no history is written. \
 --ack ID: 0 acknowledged, 2 no such event. \
 History: --db, else $STATE_DIRECTORY/agent.db (systemd), /var/lib/gpukb/agent.db as root, $XDG_STATE_HOME/gpukb/agent.db."
 )]
