@@ -16,6 +16,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
+/// The rules `--npd` answers for (Node Problem Detector's custom plugins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NpdRule {
+    /// The doctor's verdict on the software stack.
+    Stack,
+    /// The kernel log's Xid/SXid events by the Xid policy.
+    Hardware,
+}
+
 /// Verdicts `--fail-on` can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -27,7 +36,11 @@ pub enum FailOn {
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status (--once): 0 ok or warning, 1 failure, 3 unknown, 2 gpukb could not run; \
-with --fail-on LEVEL[,LEVEL]: 1 when the verdict is one of the levels named (warning includes failure), else 0. \
+the verdict is the node's: the doctor's on the stack with the kernel log's Xid events by the Xid policy \
+(a fail-class Xid this boot not acknowledged is a failure). With \
+--fail-on LEVEL[,LEVEL]: 1 when the verdict is one of the levels named (warning includes failure), else 0. \
+--npd RULE: one line of at most 80 bytes, 0 ok or warning, 1 problem, 2 unknown; no history is written. \
+--ack ID: 0 acknowledged, 2 no such event. \
 History: --db, else $STATE_DIRECTORY/agent.db (systemd), /var/lib/gpukb/agent.db as root, $XDG_STATE_HOME/gpukb/agent.db."
 )]
 pub struct AgentArgs {
@@ -80,6 +93,17 @@ pub struct AgentArgs {
     /// With --once: also print, on stderr, how long each step took and the memory held after it.
     #[arg(long, requires = "once")]
     pub timings: bool,
+    /// With --once: answer as a Node Problem Detector custom plugin for one rule (one line
+    /// of at most 80 characters; exit 0 ok or warning, 1 problem, 2 unknown); opens no history.
+    #[arg(long, value_enum, value_name = "stack|hardware", requires = "once")]
+    pub npd: Option<NpdRule>,
+    /// Acknowledge event ID of the history (`gpukb history` lists the ids): a kernel event
+    /// acknowledged no longer counts in the verdict.
+    #[arg(long, value_name = "EVENT_ID", conflicts_with_all = ["once", "listen", "npd"])]
+    pub ack: Option<i64>,
+    /// With --ack: why (kept in the history).
+    #[arg(long, value_name = "TEXT", requires = "ack")]
+    pub note: Option<String>,
 }
 
 /// The history path: `--db`, else the default rules.
@@ -297,6 +321,12 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if args.canary_child {
         return canary_child(out);
     }
+    if let Some(id) = args.ack {
+        return ack(args, id, out);
+    }
+    if let Some(rule) = args.npd {
+        return npd(args, rule, out);
+    }
     let mut steps = crate::steps::Steps::new(args.timings);
     let cfg = config(args)?;
     let host = match &args.machine.fingerprint {
@@ -334,6 +364,7 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let (snap, early_sample) = once_snapshot(args, &agent, early, &mut steps)?;
     steps.done("diagnose");
     let pass = agent.record(snap)?;
+    let (node, hardware) = agent.node_verdict(&pass.snapshot)?;
     steps.done("store, compare, kernel log");
     let telemetry = match early_sample {
         Some(t) => agent.with_platform(t, Some(&pass.snapshot)),
@@ -349,7 +380,7 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     steps.done("sample telemetry, metrics");
     agent.write_textfile(&text)?;
     if args.json {
-        let mut o = once_output(&agent, &pass);
+        let mut o = once_output(&agent, &pass, node, &hardware)?;
         if let Some(c) = &canary {
             o.canary = Some(match c {
                 Ok(results) => serde_json::to_value(results)?,
@@ -359,17 +390,135 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut *out, &o)?;
         writeln!(out)?;
     } else {
-        render_once(&agent, &pass, out)?;
+        render_once(&agent, &pass, node, &hardware, out)?;
         if let Some(c) = &canary {
             render_canary(c, out)?;
         }
     }
     steps.done("write textfile and answer");
     steps.total();
-    Ok(ExitCode::from(exit_code(
-        pass.snapshot.diagnosis.verdict,
-        &args.fail_on,
-    )))
+    Ok(ExitCode::from(exit_code(node, &args.fail_on)))
+}
+
+/// `gpukb agent --ack ID [--note TEXT]`.
+fn ack(args: &AgentArgs, id: i64, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let path = db_path(&args.db)?;
+    let mut store = gpukb_monitor::store::Store::open_existing(&path)?;
+    if !store.ack(id, args.note.as_deref(), gpukb_monitor::time::now())? {
+        anyhow::bail!(
+            "no event {id} in {} (gpukb history lists the events and their ids)",
+            path.display()
+        );
+    }
+    let e = store
+        .event(id)?
+        .ok_or_else(|| anyhow::anyhow!("event {id} vanished from {}", path.display()))?;
+    writeln!(
+        out,
+        "gpukb agent: event {id} acknowledged ({} {}{})",
+        e.kind,
+        e.what,
+        args.note
+            .as_deref()
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `s` cut to at most `max` characters (NPD keeps only the first 80 bytes of
+/// stdout by default: the line stays ASCII-safe by cutting on characters and
+/// counting bytes).
+pub fn clip(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    for c in one.chars() {
+        if out.len() + c.len_utf8() > max {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `--once --npd RULE`: Node Problem Detector's custom-plugin protocol (exit 0
+/// OK, 1 NonOK, other Unknown; stdout cut at `max_output_length`, 80 by
+/// default). Opens no history: NPD runs its rules concurrently, and a lock
+/// wait could outlast the plugin's timeout.
+fn npd(args: &AgentArgs, rule: NpdRule, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let (code, line) = match npd_verdict(args, rule) {
+        Ok(v) => v,
+        Err(e) => (
+            2,
+            format!("unknown: {}", e.to_string().lines().next().unwrap_or("")),
+        ),
+    };
+    writeln!(out, "{}", clip(&line, 80))?;
+    Ok(ExitCode::from(code))
+}
+
+fn npd_verdict(args: &AgentArgs, rule: NpdRule) -> anyhow::Result<(u8, String)> {
+    let offline = args.machine.replay.is_some()
+        || args.machine.fingerprint.is_some()
+        || args.machine.root.is_some();
+    let host = match &args.machine.fingerprint {
+        Some(_) => gpukb_agent::host::Host::root_dir("/nonexistent-fingerprint-input"),
+        None => args.machine.host_caching_in(false, None)?,
+    };
+    match rule {
+        NpdRule::Hardware => {
+            let source = match args.kernel_log.as_str() {
+                "system" if offline => KernelLog::Off,
+                "system" => KernelLog::System,
+                "off" => KernelLog::Off,
+                f => KernelLog::File(PathBuf::from(f)),
+            };
+            if source == KernelLog::Off {
+                return Ok((
+                    2,
+                    "unknown: the kernel log is not read (--kernel-log off, or a recording)".into(),
+                ));
+            }
+            let records = gpukb_monitor::daemon::read_records(&source, &host)?;
+            let hw = gpukb_monitor::daemon::hardware_of_records(&records);
+            let first = hw.reasons.first().map(|r| r.text.clone());
+            Ok(match hw.level {
+                gpukb_monitor::xid_policy::Level::Failure => {
+                    (1, first.unwrap_or_else(|| "hardware fault".into()))
+                }
+                gpukb_monitor::xid_policy::Level::Warning => {
+                    (0, format!("warning: {}", first.unwrap_or_default()))
+                }
+                gpukb_monitor::xid_policy::Level::Ok => {
+                    (0, "ok: no fail-class Xid in the kernel log".into())
+                }
+            })
+        }
+        NpdRule::Stack => {
+            let kb = gpukb_kb::Kb::open().context("knowledge base")?;
+            let fp = match &args.machine.fingerprint {
+                Some(path) => crate::machine::read_fingerprint(path)?,
+                None => {
+                    let mut settings = crate::machine::deadlines(&args.machine);
+                    settings.cuda_init = false;
+                    gpukb_monitor::snapshot::observe(Arc::new(host), &settings)
+                }
+            };
+            let snap = gpukb_monitor::snapshot::judge(
+                fp,
+                &args.machine.describe(),
+                Some(&kb),
+                gpukb_monitor::time::now(),
+            );
+            let d = &snap.diagnosis;
+            Ok(match d.verdict {
+                Verdict::Failure => (1, d.summary.clone()),
+                Verdict::Unknown => (2, format!("unknown: {}", d.summary)),
+                Verdict::Warning => (0, format!("warning: {}", d.summary)),
+                Verdict::Ok => (0, format!("ok: {}", d.summary)),
+            })
+        }
+    }
 }
 
 /// The checks the diagnosis left undecided because the snapshot did not call
@@ -400,10 +549,23 @@ pub struct OnceOutput {
     pub textfile: Option<String>,
     /// Checks left undecided because the snapshot does not call `cuInit`.
     pub unknown_without_cuinit: Vec<String>,
+    /// The node's verdict: the snapshot's (the doctor's) with the hardware's.
+    pub health: OnceHealth,
     /// With `--canary`: per GPU, the canary's result or why it was skipped (or
     /// `{unavailable: why}`); absent without `--canary`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canary: Option<serde_json::Value>,
+}
+
+/// The node's verdict and its two layers.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct OnceHealth {
+    /// What the exit code and `gpukb_health` say.
+    pub verdict: Verdict,
+    /// The doctor's verdict on the stack (`snapshot.verdict`).
+    pub stack: Verdict,
+    /// This boot's kernel-log events not acknowledged, by the Xid policy.
+    pub hardware: gpukb_monitor::xid_policy::HardwareVerdict,
 }
 
 /// The snapshot this pass stored.
@@ -428,11 +590,43 @@ pub struct OnceKernelEvent {
     /// RFC 3339.
     pub at: String,
     pub message: String,
+    /// Its id in the history (`gpukb agent --ack ID`).
+    pub event_id: Option<i64>,
+    /// The Xid policy's class: `fail`, `warn`, `application` or `none`.
+    pub class: String,
 }
 
-fn once_output(agent: &Agent, pass: &Pass) -> OnceOutput {
+fn view(k: &gpukb_monitor::store::KernelRow) -> gpukb_monitor::xid_policy::EventView {
+    gpukb_monitor::xid_policy::EventView {
+        event_id: None,
+        kind: k.kind.clone(),
+        code: k.code,
+        gpu: k.gpu.clone(),
+        message: k.message.clone(),
+    }
+}
+
+fn once_output(
+    agent: &Agent,
+    pass: &Pass,
+    node: Verdict,
+    hardware: &gpukb_monitor::xid_policy::HardwareVerdict,
+) -> anyhow::Result<OnceOutput> {
     let d = &pass.snapshot.diagnosis;
-    OnceOutput {
+    let mut kernel_events = Vec::new();
+    for k in &pass.new_kernel_events {
+        kernel_events.push(OnceKernelEvent {
+            kind: k.kind.clone(),
+            code: k.code,
+            gpu: k.gpu.clone(),
+            seq: k.seq,
+            at: gpukb_monitor::time::rfc3339(k.at),
+            message: k.message.clone(),
+            event_id: agent.store.kernel_event_id(&k.boot_id, k.seq)?,
+            class: gpukb_monitor::xid_policy::judge_event(&view(k)).class,
+        });
+    }
+    Ok(OnceOutput {
         snapshot: OnceSnapshot {
             id: pass.snapshot_id,
             at: gpukb_monitor::time::rfc3339(pass.snapshot.at),
@@ -441,18 +635,7 @@ fn once_output(agent: &Agent, pass: &Pass) -> OnceOutput {
         },
         previous: pass.previous,
         changes: pass.changes.clone(),
-        kernel_events: pass
-            .new_kernel_events
-            .iter()
-            .map(|k| OnceKernelEvent {
-                kind: k.kind.clone(),
-                code: k.code,
-                gpu: k.gpu.clone(),
-                seq: k.seq,
-                at: gpukb_monitor::time::rfc3339(k.at),
-                message: k.message.clone(),
-            })
-            .collect(),
+        kernel_events,
         kernel_log: match &pass.kernel_log {
             Ok(()) => "read".to_string(),
             Err(e) => e.clone(),
@@ -460,11 +643,22 @@ fn once_output(agent: &Agent, pass: &Pass) -> OnceOutput {
         db: agent.store.path().display().to_string(),
         textfile: agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
         unknown_without_cuinit: needs_cuinit(d),
+        health: OnceHealth {
+            verdict: node,
+            stack: d.verdict,
+            hardware: hardware.clone(),
+        },
         canary: None,
-    }
+    })
 }
 
-fn render_once(agent: &Agent, pass: &Pass, out: &mut dyn Write) -> std::io::Result<()> {
+fn render_once(
+    agent: &Agent,
+    pass: &Pass,
+    node: Verdict,
+    hardware: &gpukb_monitor::xid_policy::HardwareVerdict,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let d = &pass.snapshot.diagnosis;
     writeln!(
         out,
@@ -484,10 +678,39 @@ fn render_once(agent: &Agent, pass: &Pass, out: &mut dyn Write) -> std::io::Resu
     }
     for k in &pass.new_kernel_events {
         let code = k.code.map(|c| format!(" {c}")).unwrap_or_default();
+        let id = agent
+            .store
+            .kernel_event_id(&k.boot_id, k.seq)?
+            .map(|i| format!(" [event {i}]"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  kernel log: {}{code} on {}: {}",
-            k.kind, k.gpu, k.message
+            "  kernel log: {}{code} on {} ({}){id}: {}",
+            k.kind,
+            k.gpu,
+            gpukb_monitor::xid_policy::judge_event(&view(k)).class,
+            k.message
+        )?;
+    }
+    if hardware.level != gpukb_monitor::xid_policy::Level::Ok {
+        writeln!(
+            out,
+            "  hardware: {} this boot ({}); the node's verdict: {}",
+            verdict_str(gpukb_monitor::xid_policy::level_verdict(hardware.level)),
+            hardware
+                .reasons
+                .iter()
+                .map(|r| match r.event_id {
+                    Some(i) => format!("{} [event {i}]", r.text),
+                    None => r.text.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            verdict_str(node)
+        )?;
+        writeln!(
+            out,
+            "  a fail-class event keeps failing until a reboot or `gpukb agent --ack EVENT_ID --note TEXT`"
         )?;
     }
     if let Err(e) = &pass.kernel_log {

@@ -12,7 +12,7 @@ pub struct HistoryArgs {
     /// Only what happened in this last stretch (`1h`, `7d`).
     #[arg(long, value_name = "DUR")]
     pub since: Option<String>,
-    /// Print JSON: {snapshots: [{id, at, verdict, summary}], events: [{at, kind, what, before, after, meaning}]}.
+    /// Print JSON: {snapshots: [{id, at, verdict, summary}], events: [{id, at, kind, what, before, after, meaning, acked_at, note}]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -55,8 +55,9 @@ pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
     for e in &h.events {
         writeln!(
             out,
-            "  {}  {:<8} {}: {} -> {}{}",
+            "  {}  #{:<4} {:<8} {}: {} -> {}{}{}",
             gpukb_monitor::time::rfc3339(e.at),
+            e.id,
             e.kind,
             e.what,
             e.before.as_deref().unwrap_or("absent"),
@@ -65,6 +66,16 @@ pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
                 String::new()
             } else {
                 format!("\n      {}", e.meaning)
+            },
+            match (e.acked_at, &e.note) {
+                (Some(t), note) => format!(
+                    "\n      acknowledged {}{}",
+                    gpukb_monitor::time::rfc3339(t),
+                    note.as_deref()
+                        .map(|n| format!(": {n}"))
+                        .unwrap_or_default()
+                ),
+                (None, _) => String::new(),
             }
         )?;
     }

@@ -1,5 +1,5 @@
 //! The daemon as a process: `--listen` serves a parseable `/metrics`,
-//! `/health` follows the doctor's verdict, `/healthz` the sampling loop; a
+//! `/health` follows the node's verdict (the doctor's and the Xid policy's), `/healthz` the sampling loop; a
 //! watched file's change triggers a stack snapshot at once; SIGHUP reopens
 //! the history; SIGTERM stops it cleanly with status 0.
 #![allow(clippy::disallowed_methods)] // tests run the binary and write a root directory
@@ -145,4 +145,73 @@ fn daemon_serves_reacts_and_stops() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
     assert!(v["snapshots"].as_array().unwrap().len() >= 2, "{v}");
+}
+
+/// The daemon's `/health` on the recorded H200 with one recorded kernel-log
+/// line: `(status, gpukb_health line)` once the first sample is served.
+fn daemon_health(kmsg: &str) -> (u16, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpukb"))
+        .args([
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--interval",
+            "1s",
+            "--boot-id",
+            "b",
+        ])
+        .arg("--replay")
+        .arg(repo.join("tests/fixtures/healthy/h200-with-pci"))
+        .arg("--kernel-log")
+        .arg(repo.join("agent/monitor/tests/fixtures").join(kmsg))
+        .arg("--db")
+        .arg(dir.path().join("agent.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let mut lines = Vec::new();
+    let serving = wait_for(&rx, "serving http://", &mut lines);
+    let addr = serving
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("/metrics")
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut health = String::new();
+    while Instant::now() < deadline && health.is_empty() {
+        let (_, body) = get(&addr, "/metrics");
+        health = body
+            .lines()
+            .find(|l| l.starts_with("gpukb_health "))
+            .unwrap_or_default()
+            .to_string();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let status = get(&addr, "/health").0;
+    signal(child.id(), 15);
+    let _ = child.wait();
+    (status, health)
+}
+
+#[test]
+fn daemon_health_follows_the_xid_policy() {
+    assert_eq!(
+        daemon_health("kmsg-fail-xid79.txt"),
+        (503, "gpukb_health 2".to_string())
+    );
+    assert_eq!(
+        daemon_health("kmsg-application-xid13.txt"),
+        (200, "gpukb_health 0".to_string())
+    );
 }

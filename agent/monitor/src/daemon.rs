@@ -15,6 +15,7 @@ use crate::metrics::{self, Inputs};
 use crate::snapshot::{self, Snapshot};
 use crate::store::{Event, KernelCount, KernelRow, Store};
 use crate::telemetry::{NvmlSampler, Telemetry};
+use crate::xid_policy::{self, EventView, HardwareVerdict};
 use crate::MonitorError;
 use gpukb_agent::host::{Host, Mode};
 use std::path::{Path, PathBuf};
@@ -184,24 +185,10 @@ impl Agent {
 
     /// Reads the kernel log and stores the NVIDIA events not stored yet.
     fn kernel_pass(&mut self, now: i64) -> Result<Vec<KernelRow>, MonitorError> {
-        let records = match &self.cfg.kernel_log {
-            KernelLog::Off => return Ok(Vec::new()),
-            KernelLog::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
-                .map_err(MonitorError::Setup)?,
-            KernelLog::System => {
-                if self.host.mode() != &Mode::Live {
-                    return Err(MonitorError::Setup(
-                        "the kernel log is read on live machines only (a capture does not record it)".into(),
-                    ));
-                }
-                let kmsg = self.host.root().join("dev/kmsg");
-                match kernel_log::read_kmsg(&kmsg, 1 << 20, Duration::from_secs(5)) {
-                    Ok(r) => r,
-                    Err(kmsg_err) => kernel_log::read_journal(&self.host)
-                        .map_err(|j| MonitorError::Setup(format!("{kmsg_err}; {j}")))?,
-                }
-            }
-        };
+        if self.cfg.kernel_log == KernelLog::Off {
+            return Ok(Vec::new());
+        }
+        let records = read_records(&self.cfg.kernel_log, &self.host)?;
         let boot = kernel_log::boot_time(&self.host, now);
         let rows: Vec<KernelRow> = kernel_log::events(&records)
             .into_iter()
@@ -282,6 +269,34 @@ impl Agent {
         self.store.kernel_counts(&self.boot_id)
     }
 
+    /// The hardware verdict: this boot's kernel events not acknowledged,
+    /// judged by the Xid policy ([`crate::xid_policy`]). A newer boot id
+    /// starts from none.
+    pub fn hardware(&self) -> Result<HardwareVerdict, MonitorError> {
+        let events: Vec<EventView> = self
+            .store
+            .kernel_active(&self.boot_id)?
+            .into_iter()
+            .map(|k| EventView {
+                event_id: k.event_id,
+                kind: k.kind,
+                code: k.code,
+                gpu: k.gpu,
+                message: k.message,
+            })
+            .collect();
+        Ok(xid_policy::judge_boot(&events))
+    }
+
+    /// The node's verdict: the snapshot's (the doctor's) with the hardware's.
+    pub fn node_verdict(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<(gpukb_kb::diagnose::Verdict, HardwareVerdict), MonitorError> {
+        let hw = self.hardware()?;
+        Ok((xid_policy::combine(snap.diagnosis.verdict, hw.level), hw))
+    }
+
     /// The exposition for the newest snapshot and `telemetry`.
     pub fn exposition(
         &self,
@@ -291,6 +306,7 @@ impl Agent {
         canary: Option<&CanaryStatus>,
     ) -> Result<String, MonitorError> {
         let kernel = self.kernel_counts()?;
+        let hardware = self.hardware()?;
         let changes = self.store.counters("stack_change:")?;
         Ok(metrics::build(&Inputs {
             version: VERSION,
@@ -301,6 +317,7 @@ impl Agent {
             stack_changes: &changes,
             kernel_log,
             canary,
+            hardware: Some(&hardware),
         })
         .render())
     }
@@ -342,6 +359,50 @@ impl Agent {
             None => Ok(()),
         }
     }
+}
+
+/// The kernel log's records from `source` (none when it is off): `/dev/kmsg`
+/// (else `journalctl -k`) on a live machine, or a file of recorded lines.
+pub fn read_records(
+    source: &KernelLog,
+    host: &Host,
+) -> Result<Vec<kernel_log::Record>, MonitorError> {
+    Ok(match source {
+        KernelLog::Off => Vec::new(),
+        KernelLog::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
+            .map_err(MonitorError::Setup)?,
+        KernelLog::System => {
+            if host.mode() != &Mode::Live {
+                return Err(MonitorError::Setup(
+                    "the kernel log is read on live machines only (a capture does not record it)"
+                        .into(),
+                ));
+            }
+            let kmsg = host.root().join("dev/kmsg");
+            match kernel_log::read_kmsg(&kmsg, 1 << 20, Duration::from_secs(5)) {
+                Ok(r) => r,
+                Err(kmsg_err) => kernel_log::read_journal(host)
+                    .map_err(|j| MonitorError::Setup(format!("{kmsg_err}; {j}")))?,
+            }
+        }
+    })
+}
+
+/// The hardware verdict of kernel-log records without a history (`--npd`):
+/// every event of the ring buffer (this boot's) by the Xid policy; no
+/// acknowledgement applies.
+pub fn hardware_of_records(records: &[kernel_log::Record]) -> HardwareVerdict {
+    let events: Vec<EventView> = kernel_log::events(records)
+        .into_iter()
+        .map(|(r, n)| EventView {
+            event_id: None,
+            kind: n.kind.to_string(),
+            code: n.code,
+            gpu: n.gpu,
+            message: r.message,
+        })
+        .collect();
+    xid_policy::judge_boot(&events)
 }
 
 /// What a kernel event means, from the KB's Xid table and linked entries.
@@ -502,7 +563,8 @@ pub fn install_signals() -> Result<Signals, MonitorError> {
 #[derive(Debug, Clone, Default)]
 pub struct Shared {
     pub metrics: String,
-    /// The doctor's verdict of the newest snapshot.
+    /// The node's verdict: the newest snapshot's (the doctor's) with the
+    /// hardware's (this boot's kernel-log events by the Xid policy).
     pub verdict: Option<gpukb_kb::diagnose::Verdict>,
     /// When telemetry last completed (for `/healthz`).
     pub last_sample: Option<Instant>,
@@ -622,7 +684,10 @@ impl Agent {
                 }
                 let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
                 s.metrics = text;
-                s.verdict = last.as_ref().map(|l| l.diagnosis.verdict);
+                s.verdict = match last.as_ref() {
+                    Some(l) => Some(self.node_verdict(l)?.0),
+                    None => None,
+                };
                 s.interval = self.cfg.interval;
                 if sampled_ok {
                     s.last_sample = Some(Instant::now());

@@ -2,7 +2,7 @@
 //! serves the newest exposition (`text/plain; version=0.0.4`), `/healthz`
 //! is the agent's own liveness (200 while telemetry sampling keeps up,
 //! 503 when the last sample is older than three intervals), `/health` is
-//! readiness from the doctor's verdict (200 ok/warning, 503 failure or
+//! readiness from the node's verdict, stack and hardware (200 ok/warning, 503 failure or
 //! unknown). One request per connection, bounded reads, read and write
 //! timeouts: a slow or hostile client cannot stall the loop.
 

@@ -5,8 +5,9 @@
 //! `gpukb_kb::diagnose`), the comparison of two snapshots in stack terms
 //! ([`stack`], [`diff`]), the history store in SQLite ([`store`]), the
 //! kernel-log reader for Xid events ([`kernel_log`]), telemetry
-//! ([`telemetry`], [`jetson`]), the optional canary ([`canary`]) and the
-//! exporters ([`metrics`], [`http`]).
+//! ([`telemetry`], [`jetson`]), the optional canary ([`canary`]), the Xid
+//! policy that turns kernel-log events into a hardware verdict
+//! ([`xid_policy`]) and the exporters ([`metrics`], [`http`]).
 //!
 //! Why a crate of its own, here: the dependencies point one way.
 //! `gpukb-facts` ← `gpukb-agent` (the observer) ← `gpukb-monitor` → `gpukb-kb`
@@ -31,5 +32,6 @@ pub mod stack;
 pub mod store;
 pub mod telemetry;
 pub mod time;
+pub mod xid_policy;
 
 pub use error::MonitorError;

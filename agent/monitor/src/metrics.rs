@@ -182,6 +182,8 @@ pub struct Inputs<'a> {
     pub kernel_log: Result<(), String>,
     /// The newest canary results (`None`: the canary is off).
     pub canary: Option<&'a crate::daemon::CanaryStatus>,
+    /// The hardware verdict over this boot's kernel-log events (`None`: not judged).
+    pub hardware: Option<&'a crate::xid_policy::HardwareVerdict>,
 }
 
 /// `gpukb_health`'s value: 0 ok, 1 warning, 2 failure, 3 unknown.
@@ -205,12 +207,28 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
     .add(&[("version", i.version), ("kb_as_of", i.kb_as_of)], 1.0);
     if let Some(s) = i.snapshot {
         let d = &s.diagnosis;
+        let node = match i.hardware {
+            Some(h) => crate::xid_policy::combine(d.verdict, h.level),
+            None => d.verdict,
+        };
         e.family(
             "gpukb_health",
-            "The doctor's verdict on the stack: 0 ok, 1 warning, 2 failure, 3 unknown.",
+            "The node's verdict over the stack (the doctor's) and the hardware (kernel-log events by the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
             Kind::Gauge,
         )
-        .add(&[], health_value(d.verdict));
+        .add(&[], health_value(node));
+        let layer = e.family(
+            "gpukb_health_layer",
+            "The verdict of one layer: stack (the doctor's) or hardware (the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
+            Kind::Gauge,
+        );
+        layer.add(&[("layer", "stack")], health_value(d.verdict));
+        if let Some(h) = i.hardware {
+            layer.add(
+                &[("layer", "hardware")],
+                health_value(crate::xid_policy::level_verdict(h.level)),
+            );
+        }
         let f = e.family(
             "gpukb_root_cause_info",
             "A root cause the doctor found (1 while it holds), by category and chain layer.",

@@ -49,6 +49,17 @@ const MIGRATIONS: &[&str] = &[
         kind TEXT NOT NULL, code INTEGER, gpu TEXT NOT NULL, message TEXT NOT NULL,
         PRIMARY KEY(boot_id, seq));
      CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+    // 2: acknowledgements (`gpukb agent --ack ID --note TEXT`), and each kernel
+    // event's row in `events` (older rows are matched by time, kind, GPU and text).
+    "ALTER TABLE events ADD COLUMN acked_at INTEGER;
+     ALTER TABLE events ADD COLUMN note TEXT;
+     ALTER TABLE kernel_events ADD COLUMN event_id INTEGER;
+     UPDATE kernel_events SET event_id = (
+        SELECT e.id FROM events e WHERE e.kind = 'kernel' AND e.at = kernel_events.at
+          AND e.after = kernel_events.message
+          AND substr(e.what, 1, length(kernel_events.kind) + length(kernel_events.gpu) + 2)
+              = kernel_events.kind || '[' || kernel_events.gpu || ']'
+        ORDER BY e.id LIMIT 1);",
 ];
 
 /// The schema version this gpukb writes.
@@ -117,7 +128,40 @@ pub struct SnapshotRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct History {
     pub snapshots: Vec<SnapshotRow>,
-    pub events: Vec<Event>,
+    pub events: Vec<EventRow>,
+}
+
+/// A stored event with its id and acknowledgement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct EventRow {
+    /// What `gpukb agent --ack` takes.
+    pub id: i64,
+    #[serde(flatten)]
+    pub event: Event,
+    /// When it was acknowledged (RFC 3339), or null.
+    #[serde(serialize_with = "ser_opt_time")]
+    #[schemars(with = "Option<String>")]
+    pub acked_at: Option<i64>,
+    /// The acknowledgement's note, or null.
+    pub note: Option<String>,
+}
+
+impl std::ops::Deref for EventRow {
+    type Target = Event;
+    fn deref(&self) -> &Event {
+        &self.event
+    }
+}
+
+/// A kernel event of one boot not acknowledged yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveKernel {
+    /// Its row in `events` (`None` for a row an old history could not match).
+    pub event_id: Option<i64>,
+    pub kind: String,
+    pub code: Option<u32>,
+    pub gpu: String,
+    pub message: String,
 }
 
 /// One kernel-log event as stored.
@@ -159,6 +203,13 @@ pub struct Pruned {
 
 fn ser_time<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&crate::time::rfc3339(*t))
+}
+
+fn ser_opt_time<S: serde::Serializer>(t: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&crate::time::rfc3339(*t)),
+        None => s.serialize_none(),
+    }
 }
 
 impl Store {
@@ -414,18 +465,23 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let mut st = self
             .conn
-            .prepare("SELECT at, kind, what, label, before, after, meaning FROM events WHERE at >= ?1 ORDER BY id")
+            .prepare("SELECT at, kind, what, label, before, after, meaning, id, acked_at, note FROM events WHERE at >= ?1 ORDER BY id")
             .map_err(|e| self.err(e))?;
         let events = st
             .query_map([since], |r| {
-                Ok(Event {
-                    at: r.get(0)?,
-                    kind: r.get(1)?,
-                    what: r.get(2)?,
-                    label: r.get(3)?,
-                    before: r.get(4)?,
-                    after: r.get(5)?,
-                    meaning: r.get(6)?,
+                Ok(EventRow {
+                    event: Event {
+                        at: r.get(0)?,
+                        kind: r.get(1)?,
+                        what: r.get(2)?,
+                        label: r.get(3)?,
+                        before: r.get(4)?,
+                        after: r.get(5)?,
+                        meaning: r.get(6)?,
+                    },
+                    id: r.get(7)?,
+                    acked_at: r.get(8)?,
+                    note: r.get(9)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -510,10 +566,92 @@ impl Store {
                 params![k.at, what, "kernel log", k.message, meaning(k, earlier as u64)],
             )
             .map_err(e)?;
+            let event_id = tx.last_insert_rowid();
+            tx.execute(
+                "UPDATE kernel_events SET event_id = ?1 WHERE boot_id = ?2 AND seq = ?3",
+                params![event_id, k.boot_id, k.seq as i64],
+            )
+            .map_err(e)?;
             fresh.push(k.clone());
         }
         tx.commit().map_err(e)?;
         Ok(fresh)
+    }
+
+    /// Acknowledges event `id` at `now` with `note`; `false` when there is no
+    /// such event. Acknowledging again replaces the time and the note.
+    pub fn ack(&mut self, id: i64, note: Option<&str>, now: i64) -> Result<bool, MonitorError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE events SET acked_at = ?1, note = ?2 WHERE id = ?3",
+                params![now, note, id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n > 0)
+    }
+
+    /// The event `id` (for the answer to an ack).
+    pub fn event(&self, id: i64) -> Result<Option<EventRow>, MonitorError> {
+        self.conn
+            .query_row(
+                "SELECT at, kind, what, label, before, after, meaning, id, acked_at, note FROM events WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(EventRow {
+                        event: Event {
+                            at: r.get(0)?,
+                            kind: r.get(1)?,
+                            what: r.get(2)?,
+                            label: r.get(3)?,
+                            before: r.get(4)?,
+                            after: r.get(5)?,
+                            meaning: r.get(6)?,
+                        },
+                        id: r.get(7)?,
+                        acked_at: r.get(8)?,
+                        note: r.get(9)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Kernel-log events of boot `boot_id` that were not acknowledged, in order.
+    pub fn kernel_active(&self, boot_id: &str) -> Result<Vec<ActiveKernel>, MonitorError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT k.event_id, k.kind, k.code, k.gpu, k.message FROM kernel_events k
+                   LEFT JOIN events e ON e.id = k.event_id
+                  WHERE k.boot_id = ?1 AND e.acked_at IS NULL ORDER BY k.seq",
+            )
+            .map_err(|e| self.err(e))?;
+        st.query_map([boot_id], |r| {
+            Ok(ActiveKernel {
+                event_id: r.get(0)?,
+                kind: r.get(1)?,
+                code: r.get(2)?,
+                gpu: r.get(3)?,
+                message: r.get(4)?,
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| self.err(e))
+    }
+
+    /// The history's event id of kernel event (boot, seq).
+    pub fn kernel_event_id(&self, boot_id: &str, seq: u64) -> Result<Option<i64>, MonitorError> {
+        self.conn
+            .query_row(
+                "SELECT event_id FROM kernel_events WHERE boot_id = ?1 AND seq = ?2",
+                params![boot_id, seq as i64],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| self.err(e))
     }
 
     /// Kernel-log events of boot `boot_id`, grouped by (kind, code, GPU).

@@ -519,6 +519,7 @@ fn live_nvml_sampler_degrades_with_a_reason() {
                 stack_changes: &[],
                 kernel_log: Ok(()),
                 canary: None,
+                hardware: None,
             });
             let p = parse(&e.render());
             assert_eq!(

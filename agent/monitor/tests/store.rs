@@ -220,3 +220,66 @@ fn kill_9_mid_write_loses_nothing_committed() {
         .unwrap();
     assert_eq!(check, "ok");
 }
+
+/// A history written by schema 1 (before acknowledgements): the SQL of
+/// migration 1 as it shipped, one kernel event and its `events` row.
+fn schema_1(p: &Path) {
+    let c = rusqlite::Connection::open(p).unwrap();
+    c.execute_batch(
+        "CREATE TABLE blobs(id INTEGER PRIMARY KEY, json TEXT NOT NULL);
+         CREATE TABLE snapshots(
+            id INTEGER PRIMARY KEY, at INTEGER NOT NULL, verdict TEXT NOT NULL,
+            summary TEXT NOT NULL, input TEXT NOT NULL,
+            fingerprint INTEGER NOT NULL REFERENCES blobs(id),
+            diagnosis INTEGER NOT NULL REFERENCES blobs(id));
+         CREATE INDEX snapshots_at ON snapshots(at);
+         CREATE TABLE events(
+            id INTEGER PRIMARY KEY, at INTEGER NOT NULL, snapshot INTEGER,
+            kind TEXT NOT NULL, what TEXT NOT NULL, label TEXT NOT NULL,
+            before TEXT, after TEXT, meaning TEXT NOT NULL);
+         CREATE INDEX events_at ON events(at);
+         CREATE TABLE kernel_events(
+            boot_id TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
+            kind TEXT NOT NULL, code INTEGER, gpu TEXT NOT NULL, message TEXT NOT NULL,
+            PRIMARY KEY(boot_id, seq));
+         CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+         INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning)
+           VALUES (100, NULL, 'stack', 'driver.version', 'driver', 'a', 'b', '');
+         INSERT INTO kernel_events VALUES ('b1', 7, 200, 'xid', 79, 'PCI:0000:44:00', 'NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus');
+         INSERT INTO events(at, snapshot, kind, what, label, before, after, meaning)
+           VALUES (200, NULL, 'kernel', 'xid[PCI:0000:44:00].79', 'kernel log', NULL,
+                   'NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus', 'Xid 79');
+         PRAGMA application_id = 1735420770; PRAGMA user_version = 1;",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_schema_1_history_is_upgraded_and_its_kernel_events_can_be_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("agent.db");
+    schema_1(&p);
+    let mut s = Store::open(&p).expect("an older history opens");
+    assert_eq!(
+        s.schema_version().unwrap(),
+        gpukb_monitor::store::SCHEMA_VERSION
+    );
+    let h = s.history(None).unwrap();
+    assert_eq!(h.events.len(), 2);
+    assert!(h
+        .events
+        .iter()
+        .all(|e| e.acked_at.is_none() && e.note.is_none()));
+    // The kernel event found its events row (by time, kind, GPU and text).
+    let active = s.kernel_active("b1").unwrap();
+    assert_eq!(active.len(), 1);
+    assert_eq!(active[0].event_id, Some(h.events[1].id));
+    assert!(s.ack(h.events[1].id, Some("checked"), 300).unwrap());
+    assert!(s.kernel_active("b1").unwrap().is_empty());
+    assert!(!s.ack(12345, None, 300).unwrap(), "no such event");
+    let e = s.event(h.events[1].id).unwrap().unwrap();
+    assert_eq!(
+        (e.acked_at, e.note.as_deref()),
+        (Some(300), Some("checked"))
+    );
+}
