@@ -542,15 +542,52 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
             }
         }
         let nfix = if i == 0 { h.fixes.len() } else { 1 };
+        if i == 0 && h.fixes.len() > 1 {
+            writeln!(
+                out,
+                "   {}",
+                p.w(
+                    "2",
+                    &format!(
+                        "one of these {} fixes (run only one; the others are commented out):",
+                        h.fixes.len()
+                    )
+                )
+            )?;
+        }
         for f in h.fixes.iter().take(nfix) {
-            writeln!(out, "   {} ({}): {}", p.w("32", "fix"), f.platform, f.title)?;
-            for s in &f.steps {
-                writeln!(out, "       $ {s}")?;
+            let option = f.choice.as_ref().map_or(0, |c| c.option);
+            let place = f
+                .runs_on
+                .prefix()
+                .map(|w| format!(", {w}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "   {} ({}{place}): {}",
+                p.w("32", "fix"),
+                f.fix.platform,
+                f.fix.title
+            )?;
+            let comment = if option > 1 { "# " } else { "" };
+            for s in &f.fix.steps {
+                writeln!(out, "       {comment}$ {s}")?;
             }
             if i == 0 {
-                if let Some(n) = &f.note {
+                if let Some(n) = &f.fix.note {
                     writeln!(out, "       {}", p.w("2", n))?;
                 }
+            }
+        }
+        if i == 0 {
+            for w in &h.withheld_fixes {
+                writeln!(
+                    out,
+                    "   {} {}: {}",
+                    p.w("2", "withheld:"),
+                    w.title,
+                    p.w("2", &w.why)
+                )?;
             }
         }
         if i == 0 {

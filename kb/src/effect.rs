@@ -363,13 +363,14 @@ impl Effect {
     }
 
     /// True for what must never run inside WSL2: installing, building,
-    /// loading or removing a Linux NVIDIA driver or module, or its keys (a
+    /// loading or unloading a Linux NVIDIA driver or module, or its keys (a
     /// WSL2 kernel has no NVIDIA module by design; the driver is Windows').
+    /// Removing the packages of a Linux driver installed inside WSL is allowed:
+    /// it is the fix of that root cause (NVIDIA's CUDA on WSL guide).
     pub fn forbidden_in_wsl(self) -> bool {
         matches!(
             self,
             Effect::DriverInstall
-                | Effect::DriverRemove
                 | Effect::ModuleBuild
                 | Effect::ModuleLoad
                 | Effect::ModuleUnload

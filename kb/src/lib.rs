@@ -15,6 +15,7 @@ pub mod explain;
 pub mod lint;
 pub mod memorised;
 pub mod normalize;
+pub mod placement;
 pub mod ruling;
 pub mod search;
 pub mod signals;

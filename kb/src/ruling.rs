@@ -358,6 +358,11 @@ impl MachineFacts {
         MachineFacts::with_diagnosis(fp, diagnosis, process)
     }
 
+    /// The platform of the observed machine (bare metal or VM, container, WSL2, Jetson).
+    pub fn platform(&self) -> crate::diagnose::fixes::Platform {
+        crate::diagnose::fixes::Platform::of(&crate::diagnose::View::new(&self.fp))
+    }
+
     /// Like [`MachineFacts::observe`] with a Diagnosis already made of `fp`.
     pub fn with_diagnosis(fp: &Fingerprint, diagnosis: Diagnosis, process: &str) -> Self {
         let mut basis = std::collections::HashMap::new();

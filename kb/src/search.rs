@@ -15,7 +15,8 @@ use tantivy::{TantivyDocument, Term};
 
 use crate::agreement::Difference;
 use crate::diagnose::{CheckId, Diagnosis};
-use crate::model::{Confirm, Fix, Source};
+use crate::model::{Confirm, Source};
+use crate::placement::{PlacedFix, WithheldFix};
 use crate::ruling::{Confirmed, Environment, MachineFacts, RuledOut, Say};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
 
@@ -34,6 +35,10 @@ pub struct Query {
     pub signals: Signals,
     /// Whether the input looked like binary data.
     pub binary: bool,
+    /// The platform the paste names (read before normalisation masks hosts and paths).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub platform: Option<crate::placement::Named>,
 }
 
 /// What the machine says about a candidate.
@@ -118,8 +123,11 @@ pub struct Hit {
     pub confidence: f64,
     /// Why it matched, human readable.
     pub matched: Vec<String>,
-    /// Fixes.
-    pub fixes: Vec<Fix>,
+    /// Fixes: alternatives (run one), each with where it runs, fitted to the
+    /// platform the paste names or the machine is on.
+    pub fixes: Vec<PlacedFix>,
+    /// Fixes of the entry not printed for that platform, with why.
+    pub withheld_fixes: Vec<WithheldFix>,
     /// How to confirm.
     pub confirm: Vec<Confirm>,
     /// Sources.
@@ -493,10 +501,12 @@ impl Kb {
         };
         let normalized = normalize::normalize(&decoded);
         let signals = signals::extract(&normalized);
+        let platform = crate::placement::paste_platform(&decoded);
         Query {
             normalized,
             signals,
             binary,
+            platform,
         }
     }
 
@@ -568,6 +578,37 @@ impl Kb {
         let hits = self.to_hits(m, q, pool, w)?;
         let mut r = machine_rank(self, hits, facts, limit, w);
         r.differs = differs;
+        let platform = q
+            .platform
+            .map(|n| n.platform)
+            .or_else(|| facts.map(|f| f.platform()));
+        let mut impossible = BTreeSet::new();
+        for h in r.results.iter_mut().chain(r.ruled_out.iter_mut()) {
+            let fixes: Vec<_> = std::mem::take(&mut h.fixes)
+                .into_iter()
+                .map(|f| f.fix)
+                .collect();
+            let p = crate::placement::place(platform, &h.id, fixes);
+            if p.nothing_left_to_do {
+                impossible.insert(h.id.clone());
+            }
+            h.fixes = p.fixes;
+            h.withheld_fixes = p.withheld;
+        }
+        // A cause whose every remedy the platform forbids (a kernel-module cause under
+        // WSL2) goes after the others; confidence still never increases down the list.
+        if !impossible.is_empty() {
+            let (mut keep, late): (Vec<Hit>, Vec<Hit>) = std::mem::take(&mut r.results)
+                .into_iter()
+                .partition(|h| !impossible.contains(&h.id));
+            keep.extend(late);
+            let mut cap = 1.0_f64;
+            for h in &mut keep {
+                h.confidence = h.confidence.min(cap);
+                cap = h.confidence;
+            }
+            r.results = keep;
+        }
         Ok(r)
     }
 
@@ -790,6 +831,7 @@ impl Kb {
                     confidence: conf.clamp(0.0, 0.99),
                     matched,
                     fixes: Vec::new(),
+                    withheld_fixes: Vec::new(),
                     confirm: Vec::new(),
                     sources: Vec::new(),
                     verdicts,
@@ -964,6 +1006,7 @@ fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit
         confidence: (conf.min(0.6) * 100.0).round() / 100.0,
         matched,
         fixes: Vec::new(),
+        withheld_fixes: Vec::new(),
         confirm: Vec::new(),
         sources: urls,
         verdicts: Vec::new(),
@@ -1217,7 +1260,7 @@ fn with_details(kb: &Kb, hits: &mut [Hit]) {
             continue;
         }
         if let Ok(Some(e)) = kb.entry(&h.id) {
-            h.fixes = e.fixes;
+            h.fixes = e.fixes.into_iter().map(PlacedFix::unplaced).collect();
             h.confirm = e.confirm;
             h.sources = e.sources;
         }
@@ -1267,7 +1310,8 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
             "the machine's root cause of \"{}\" [{}]",
             symptom.title, symptom.id
         )],
-        fixes: entry.fixes,
+        fixes: entry.fixes.into_iter().map(PlacedFix::unplaced).collect(),
+        withheld_fixes: Vec::new(),
         confirm: entry.confirm,
         sources: entry.sources,
         verdicts: vec![verdict.clone()],

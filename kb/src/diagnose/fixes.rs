@@ -51,6 +51,8 @@ pub enum Platform {
     Wsl2,
     /// A Jetson: the driver is part of L4T, flashed with JetPack.
     Jetson,
+    /// Native Windows (a paste with Windows paths; never a detected machine).
+    Windows,
 }
 
 impl Platform {

@@ -42,7 +42,7 @@ pub fn problems(name: &str, fp: &Fingerprint) -> Vec<String> {
                         }
                         Platform::Container => here && e.host_only(),
                         Platform::Jetson => here && c.contains("nvidia-driver-"),
-                        Platform::Machine => s.runs_on == RunsOn::WindowsHost,
+                        Platform::Machine | Platform::Windows => s.runs_on == RunsOn::WindowsHost,
                     };
                     if bad {
                         out.push(format!(

@@ -1,0 +1,362 @@
+//! Where a search answer's fixes run, and which of them fit the platform the
+//! failing machine is on. The platform is the one the paste names (a WSL2
+//! kernel, `/usr/lib/wsl/lib`, a Jetson/L4T, a Windows path or DLL, a
+//! container's prompt), else the detected machine's. Each KB fix is judged by
+//! the effects of its steps ([`crate::effect`]) with the doctor's rules: under
+//! WSL2 a fix that installs, builds, loads or removes a Linux NVIDIA driver or
+//! module, or reboots Linux, is withheld (with why) and the Windows driver
+//! step takes its place; inside a container a host-only fix runs on the
+//! container's host; on a Jetson a desktop driver package is withheld; on
+//! native Windows a Linux driver fix is withheld. A hit's fixes are
+//! alternatives of one choice group.
+
+use crate::diagnose::fixes::Platform;
+use crate::diagnose::Choice;
+use crate::effect::{effects_of, Effect, RunsOn};
+use crate::model::Fix;
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// A KB fix as search prints it: where it runs, and its place among the
+/// alternatives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlacedFix {
+    #[serde(flatten)]
+    pub fix: Fix,
+    /// Where the fix's steps run.
+    #[serde(default)]
+    pub runs_on: RunsOn,
+    /// Its place among the hit's alternative fixes (run one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<Choice>,
+}
+
+impl PlacedFix {
+    /// A fix before [`place`] judged it: this machine, no group.
+    pub fn unplaced(fix: Fix) -> PlacedFix {
+        PlacedFix {
+            fix,
+            runs_on: RunsOn::ThisMachine,
+            choice: None,
+        }
+    }
+}
+
+/// A fix not printed for this platform, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WithheldFix {
+    pub title: String,
+    pub why: String,
+}
+
+/// The platform a paste states, and the words that state it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named {
+    pub platform: Platform,
+    pub because: &'static str,
+}
+
+fn patterns() -> &'static [(Platform, &'static str, Regex)] {
+    static P: OnceLock<Vec<(Platform, &'static str, Regex)>> = OnceLock::new();
+    P.get_or_init(|| {
+        [
+            (
+                Platform::Wsl2,
+                "the paste names WSL (a WSL2 kernel, /usr/lib/wsl/lib, ld.wsl.conf, /dev/dxg or libdxcore)",
+                r"(?i)microsoft-standard|/usr/lib/wsl/|\bwsl ?2?\b|ld\.wsl\.conf|/dev/dxg|libdxcore",
+            ),
+            (
+                Platform::Jetson,
+                "the paste names a Jetson (Jetson, L4T, JetPack, Tegra, nvgpu)",
+                r"(?i)\bjetson\b|\bl4t\b|\bjetpack\b|\btegra|nv_tegra_release|\bnvgpu\b",
+            ),
+            (
+                Platform::Windows,
+                "the paste names Windows (a drive-letter path, a .dll or .exe)",
+                r"(?i)\b[a-z]:\\[a-z0-9_$. -]|\b[a-z0-9_]+64_[0-9]+\.dll\b|\.dll\b|\bnvidia-smi\.exe\b|\bPS [A-Z]:\\",
+            ),
+            (
+                Platform::Container,
+                "the paste comes from inside a container (a container's root prompt, /.dockerenv, 'inside the container')",
+                r"(?im)\broot@[0-9a-f]{12}:|/\.dockerenv|\binside (?:a|the|my) (?:docker |podman )?container\b",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(p, why, re)| Regex::new(re).ok().map(|r| (p, why, r)))
+        .collect()
+    })
+}
+
+/// The platform the paste names, if it names one (WSL2 first: a WSL paste
+/// shows Windows paths too).
+pub fn paste_platform(text: &str) -> Option<Named> {
+    patterns()
+        .iter()
+        .find(|(_, _, r)| r.is_match(text))
+        .map(|(p, because, _)| Named {
+            platform: *p,
+            because,
+        })
+}
+
+/// The words for a platform in a withheld fix's reason.
+fn platform_words(p: Platform) -> &'static str {
+    match p {
+        Platform::Wsl2 => "WSL2 (the driver is the Windows one; a Linux NVIDIA driver or module inside WSL breaks CUDA)",
+        Platform::Jetson => "a Jetson (its driver is part of L4T, upgraded with JetPack)",
+        Platform::Windows => "Windows (a Linux driver package does not apply)",
+        Platform::Container => "a container",
+        Platform::Machine => "this machine",
+    }
+}
+
+/// The fix WSL2 gets in place of the Linux driver fixes it withholds.
+fn windows_driver_fix() -> Fix {
+    Fix {
+        platform: "windows".into(),
+        title: "Install or update the NVIDIA driver in Windows, never a Linux driver inside WSL2 (WSL2 reaches it through /usr/lib/wsl/lib)".into(),
+        steps: vec!["wsl --shutdown   # in PowerShell after the Windows driver update, then reopen the WSL shell".into()],
+        note: None,
+    }
+}
+
+/// One hit's fixes placed for a platform.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// The fixes to print, alternatives of one group.
+    pub fixes: Vec<PlacedFix>,
+    /// The fixes withheld, with why.
+    pub withheld: Vec<WithheldFix>,
+    /// True when the platform withheld a fix and no kept fix of the entry runs
+    /// a command (what is left is prose or comments): a cause this platform
+    /// cannot have, such as a kernel-module cause under WSL2.
+    pub nothing_left_to_do: bool,
+}
+
+/// Places one hit's fixes for `platform` (`None`: not known, nothing
+/// withheld): the fixes to print, alternatives of group `group`, and the
+/// fixes withheld with why.
+pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placement {
+    let mut out = Vec::new();
+    let mut withheld = Vec::new();
+    let mut acts = false;
+    for fix in fixes {
+        let effects: Vec<Effect> = fix
+            .steps
+            .iter()
+            .flat_map(|s| effects_of(s).unwrap_or_else(|_| vec![Effect::Inert]))
+            .collect();
+        let any = |f: fn(Effect) -> bool| effects.iter().any(|e| f(*e));
+        let linux_driver = effects
+            .iter()
+            .any(|e| matches!(e, Effect::DriverInstall | Effect::DriverRemove));
+        let withhold = match platform {
+            Some(Platform::Wsl2) => {
+                fix.platform != "windows"
+                    && (any(Effect::forbidden_in_wsl) || effects.contains(&Effect::Reboot))
+            }
+            Some(Platform::Jetson) => linux_driver && fix.steps.iter().any(|s| !s.contains("l4t")),
+            Some(Platform::Windows) => fix.platform != "windows" && any(Effect::host_only),
+            _ => false,
+        };
+        if withhold {
+            let p = platform.unwrap_or(Platform::Machine);
+            withheld.push(WithheldFix {
+                title: fix.title.clone(),
+                why: format!(
+                    "not for {}: its steps {}",
+                    platform_words(p),
+                    what(&effects)
+                ),
+            });
+            continue;
+        }
+        // A fix written for this platform counts even when it is prose ("install
+        // the driver from nvidia.com" for Windows).
+        let own = matches!(
+            (platform, fix.platform.as_str()),
+            (Some(Platform::Wsl2 | Platform::Windows), "windows")
+                | (Some(Platform::Jetson), "jetson")
+        );
+        acts |= own || effects.iter().any(|e| *e != Effect::Inert);
+        let runs_on = match platform {
+            Some(Platform::Container) if any(Effect::host_only) => RunsOn::ContainerHost,
+            Some(Platform::Windows) => RunsOn::ThisMachine,
+            _ if fix.platform == "windows" => RunsOn::WindowsHost,
+            _ if effects.contains(&Effect::WindowsAction) => RunsOn::WindowsHost,
+            _ => RunsOn::ThisMachine,
+        };
+        out.push(PlacedFix {
+            fix,
+            runs_on,
+            choice: None,
+        });
+    }
+    let nothing_left_to_do = !withheld.is_empty() && !acts;
+    if platform == Some(Platform::Wsl2)
+        && !withheld.is_empty()
+        && !out.iter().any(|f| f.runs_on == RunsOn::WindowsHost)
+    {
+        out.insert(
+            0,
+            PlacedFix {
+                fix: windows_driver_fix(),
+                runs_on: RunsOn::WindowsHost,
+                choice: None,
+            },
+        );
+    }
+    if out.len() > 1 {
+        for (i, f) in out.iter_mut().enumerate() {
+            f.choice = Some(Choice {
+                group: group.to_string(),
+                option: i as u32 + 1,
+            });
+        }
+    }
+    Placement {
+        fixes: out,
+        withheld,
+        nothing_left_to_do,
+    }
+}
+
+/// What a withheld fix's steps do, in words.
+fn what(effects: &[Effect]) -> &'static str {
+    if effects.iter().any(|e| matches!(e, Effect::DriverInstall)) {
+        "install a Linux NVIDIA driver"
+    } else if effects.iter().any(|e| matches!(e, Effect::DriverRemove)) {
+        "remove a Linux NVIDIA driver"
+    } else if effects.iter().any(|e| {
+        matches!(
+            e,
+            Effect::ModuleBuild | Effect::ModuleLoad | Effect::ModuleUnload
+        )
+    }) {
+        "build, load or unload an NVIDIA kernel module"
+    } else if effects.contains(&Effect::MokChange) {
+        "change Secure Boot keys"
+    } else if effects.contains(&Effect::BootConfig) {
+        "change the boot configuration"
+    } else if effects.contains(&Effect::Reboot) {
+        "reboot Linux"
+    } else {
+        "change the GPU or its driver"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fix(platform: &str, steps: &[&str]) -> Fix {
+        Fix {
+            platform: platform.into(),
+            title: steps.join("; "),
+            steps: steps.iter().map(|s| s.to_string()).collect(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn pastes_name_their_platform() {
+        let p = |t: &str| paste_platform(t).map(|n| n.platform);
+        assert_eq!(
+            p("Linux 5.15.153.1-microsoft-standard-WSL2 x86_64"),
+            Some(Platform::Wsl2)
+        );
+        assert_eq!(p("ls /usr/lib/wsl/lib/libcuda.so.1"), Some(Platform::Wsl2));
+        assert_eq!(
+            p("R36 (release), REVISION: 4.3 on Jetson Orin NX"),
+            Some(Platform::Jetson)
+        );
+        assert_eq!(
+            p(r"Could not load library cudnn_ops64_9.dll. Error code 126"),
+            Some(Platform::Windows)
+        );
+        assert_eq!(
+            p(r"File C:\Users\me\venv\lib\site-packages\torch\__init__.py"),
+            Some(Platform::Windows)
+        );
+        assert_eq!(
+            p("root@3f2a9c1b7d4e:/workspace# python train.py"),
+            Some(Platform::Container)
+        );
+        assert_eq!(
+            p("RuntimeError: CUDA error: no kernel image is available"),
+            None
+        );
+    }
+
+    #[test]
+    fn wsl2_withholds_linux_driver_fixes_and_prints_the_windows_one() {
+        let Placement {
+            fixes: out,
+            withheld,
+            nothing_left_to_do,
+        } = place(
+            Some(Platform::Wsl2),
+            "nvidia-driver-not-installed",
+            vec![
+                fix("apt", &["sudo ubuntu-drivers install", "sudo reboot"]),
+                fix("apt", &["sudo apt-get purge 'nvidia-*'"]),
+                fix("pip", &["pip install --force-reinstall <TORCH_PIN>"]),
+            ],
+        );
+        // The install and the reboot are withheld; removing a Linux driver
+        // installed inside WSL stays (that cause's own fix).
+        assert_eq!(withheld.len(), 1, "{withheld:?}");
+        assert!(!nothing_left_to_do);
+        assert_eq!(out[0].runs_on, RunsOn::WindowsHost);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].choice.as_ref().map(|c| c.option), Some(3));
+    }
+
+    #[test]
+    fn a_kernel_module_cause_under_wsl2_has_nothing_left_to_do() {
+        let p = place(
+            Some(Platform::Wsl2),
+            "nouveau",
+            vec![
+                fix("apt", &["echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf", "sudo update-initramfs -u"]),
+                fix("any", &["# add modprobe.blacklist=nouveau to the kernel command line"]),
+            ],
+        );
+        assert!(p.nothing_left_to_do);
+        assert_eq!(p.fixes[0].runs_on, RunsOn::WindowsHost);
+    }
+
+    #[test]
+    fn a_container_runs_host_only_fixes_on_its_host() {
+        let Placement {
+            fixes: out,
+            withheld,
+            ..
+        } = place(
+            Some(Platform::Container),
+            "g",
+            vec![fix("apt", &["sudo reboot"]), fix("pip", &["pip install x"])],
+        );
+        assert!(withheld.is_empty());
+        assert_eq!(out[0].runs_on, RunsOn::ContainerHost);
+        assert_eq!(out[1].runs_on, RunsOn::ThisMachine);
+    }
+
+    #[test]
+    fn nothing_is_withheld_when_the_platform_is_unknown() {
+        let Placement {
+            fixes: out,
+            withheld,
+            ..
+        } = place(
+            None,
+            "g",
+            vec![fix("apt", &["sudo apt install <DRIVER_PACKAGE>"])],
+        );
+        assert!(withheld.is_empty());
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].choice, None);
+    }
+}

@@ -1,0 +1,169 @@
+//! Search's fixes fit the platform the paste names (issue 25 §5), over
+//! generated pastes: every KB example as written, and again with a line that
+//! names each platform (a WSL2 kernel, a Jetson's L4T release, a container's
+//! root prompt). Every printed fix is checked against the effect table
+//! (`gpukb_kb::effect`): under WSL2 nothing installs, builds or loads a Linux
+//! driver or module or reboots Linux on the machine itself; inside a container
+//! a host-only fix runs on the container's host; on a Jetson no desktop
+//! driver package is printed; alternatives form one group numbered from 1.
+#![allow(clippy::disallowed_methods)] // tests read the example files
+
+use gpukb_kb::diagnose::fixes::Platform;
+use gpukb_kb::diagnose::RunsOn;
+use gpukb_kb::effect::{effects_of, Effect};
+use gpukb_kb::Kb;
+use std::path::Path;
+
+/// Every example paste of the KB (`# source:` lines dropped).
+fn examples() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut out = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().collect();
+    dirs.sort_by_key(|d| d.file_name());
+    for d in dirs {
+        let mut files: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().collect();
+        files.sort_by_key(|f| f.file_name());
+        // The first example of each entry: every entry's mechanism, in CI time.
+        for f in files.into_iter().take(1) {
+            let t = std::fs::read_to_string(f.path()).unwrap_or_default();
+            let t: String = t
+                .lines()
+                .filter(|l| !l.starts_with("# source:"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            out.push((f.path().display().to_string(), t));
+        }
+    }
+    out
+}
+
+const MARKERS: &[(&str, &str)] = &[
+    ("wsl2", "$ uname -r\n5.15.167.4-microsoft-standard-WSL2\n"),
+    ("jetson", "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64 (Jetson Orin NX)\n"),
+    ("container", "root@3f2a9c1b7d4e:/workspace# python train.py\n"),
+];
+
+fn problems(kb: &Kb, name: &str, platform: &str, text: &str, withheld: &mut usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let hits = kb.search(text, None, 5).unwrap();
+    *withheld += hits.iter().map(|h| h.withheld_fixes.len()).sum::<usize>();
+    for h in &hits {
+        let mut options = Vec::new();
+        for f in &h.fixes {
+            if let Some(c) = &f.choice {
+                options.push(c.option);
+            }
+            for s in &f.fix.steps {
+                let Ok(es) = effects_of(s) else { continue };
+                let here = f.runs_on == RunsOn::ThisMachine;
+                let bad = es.iter().any(|e| match platform {
+                    "wsl2" => here && (e.forbidden_in_wsl() || *e == Effect::Reboot),
+                    "container" => here && e.host_only(),
+                    "jetson" => here && *e == Effect::DriverInstall && s.contains("nvidia-driver"),
+                    _ => false,
+                });
+                if bad {
+                    out.push(format!(
+                        "{name} [{platform}] {}: `{s}` printed for {:?}",
+                        h.id, f.runs_on
+                    ));
+                }
+            }
+        }
+        let want: Vec<u32> = (1..=options.len() as u32).collect();
+        if h.fixes.len() > 1 && options != want {
+            out.push(format!("{name} [{platform}] {}: options {options:?}", h.id));
+        }
+    }
+    out
+}
+
+/// The rules of the platform a paste names.
+fn rules_of(p: Option<Platform>) -> &'static str {
+    match p {
+        Some(Platform::Wsl2) => "wsl2",
+        Some(Platform::Container) => "container",
+        Some(Platform::Jetson) => "jetson",
+        _ => "",
+    }
+}
+
+#[test]
+fn search_prints_only_fixes_that_fit_the_platform_the_paste_names() {
+    let kb = Kb::open().unwrap();
+    let ex = examples();
+    assert!(ex.len() > 200, "only {} examples", ex.len());
+    let mut bad = Vec::new();
+    let mut withheld = 0;
+    for (name, text) in &ex {
+        let mut none = 0;
+        let named = gpukb_kb::placement::paste_platform(text).map(|n| n.platform);
+        bad.extend(problems(&kb, name, rules_of(named), text, &mut none));
+        if named.is_none() {
+            assert_eq!(
+                none, 0,
+                "{name}: a paste naming no platform had fixes withheld"
+            );
+        }
+        for (platform, marker) in MARKERS {
+            let t = format!("{marker}{text}");
+            // The paste's own platform words may name another one first (a Jetson
+            // log under a container prompt is judged as a Jetson's).
+            let named = gpukb_kb::placement::paste_platform(&t).map(|n| n.platform);
+            assert!(
+                named.is_some(),
+                "{name}: the {platform} marker was not seen"
+            );
+            bad.extend(problems(&kb, name, rules_of(named), &t, &mut withheld));
+        }
+    }
+    println!(
+        "{} pastes x {} platforms; {withheld} fixes withheld",
+        ex.len(),
+        MARKERS.len() + 1
+    );
+    assert!(
+        withheld > 100,
+        "the platform markers withheld only {withheld} fixes"
+    );
+    assert!(
+        bad.is_empty(),
+        "{} problems:\n{}",
+        bad.len(),
+        bad[..bad.len().min(40)].join("\n")
+    );
+}
+
+#[test]
+fn a_wsl2_paste_gets_the_windows_driver_before_any_kernel_module_cause() {
+    let kb = Kb::open().unwrap();
+    let t = "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. \
+             Make sure that the latest NVIDIA driver is installed and running.\n$ uname -r\n\
+             5.15.153.1-microsoft-standard-WSL2\n";
+    let hits = kb.search(t, None, 5).unwrap();
+    assert_eq!(hits[0].id, "wsl2-linux-driver-installed-inside");
+    for h in &hits {
+        for f in &h.fixes {
+            for s in &f.fix.steps {
+                let es = effects_of(s).unwrap();
+                assert!(
+                    !es.contains(&Effect::DriverInstall) || f.runs_on != RunsOn::ThisMachine,
+                    "{}: {s}",
+                    h.id
+                );
+            }
+        }
+    }
+    // nouveau, Secure Boot and DKMS causes need a Linux kernel module: after the rest.
+    let pos = |id: &str| hits.iter().position(|h| h.id == id);
+    if let (Some(n), Some(l)) = (
+        pos("nouveau-owns-gpu-probe-skipped"),
+        pos("nvidia-smi-cannot-find-libnvidia-ml"),
+    ) {
+        assert!(
+            n > l,
+            "{:?}",
+            hits.iter().map(|h| &h.id).collect::<Vec<_>>()
+        );
+    }
+}
