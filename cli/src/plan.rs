@@ -358,12 +358,14 @@ fn gpu_from_name(
     cc: Option<gpukb_facts::ComputeCapability>,
     source: String,
 ) -> Option<GpuFact> {
-    let row = gpus::lookup_name(name);
-    let cc = cc.or(row.map(|r| r.cc))?;
+    // Every name NVML prints resolves (NVIDIA's supported-gpus.json, the CC
+    // table, form-factor/MIG/laptop variants); the observed CC wins.
+    let row = gpus::resolve(name).ok();
+    let cc = cc.or(row.as_ref().map(|r| r.cc))?;
     Some(GpuFact {
         name: name.to_string(),
         cc,
-        class: row.map_or(
+        class: row.as_ref().filter(|r| r.cc == cc).map_or(
             if gpukb_facts::compat::is_tegra(cc.pair()) {
                 GpuClass::Jetson
             } else {
