@@ -515,6 +515,21 @@ fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow
             .collect::<anyhow::Result<_>>()?;
         m.gpus_unknown = None;
     }
+    if let (Some(flag), Some(g)) = (
+        args.jetpack
+            .as_ref()
+            .map(|j| format!("--jetpack {j}"))
+            .or(args.l4t.as_ref().map(|l| format!("--l4t {l}"))),
+        m.gpus
+            .iter()
+            .find(|g| g.class != GpuClass::Jetson && !gpukb_facts::compat::is_tegra(g.cc.pair())),
+    ) {
+        anyhow::bail!(
+            "{flag}: {} (compute capability {}) is not a Jetson GPU; JetPack and L4T exist only on Jetson modules (drop {flag}, or name the Jetson: --gpu \"Jetson Orin NX\")",
+            g.name,
+            g.cc
+        );
+    }
     if let Some(d) = &args.driver {
         let (version, note) = if d.trim().contains('.') {
             (

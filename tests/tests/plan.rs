@@ -526,3 +526,71 @@ fn support_table_of_a_build() {
         assert!(r["family"].is_string() && r.get("min_driver").is_some());
     }
 }
+
+#[test]
+fn jetson_wheels_install_by_nvidias_download_url_per_jetpack() {
+    // NVIDIA 'Installing PyTorch for Jetson Platform' / forum 'PyTorch for Jetson':
+    // JetPack 4.6.x (L4T 32.6.1-32.7.x, Python 3.6) -> redist jp/v461
+    // torch-1.11.0a0+17540c5+nv22.01; JetPack 5.0.2 (L4T 35.1) -> jp/v502
+    // 1.13.0a0+d0d6b1f2.nv22.10; JetPack 5.1 (L4T 35.2.1) -> 2.0.0+nv23.05.
+    for (gpu, flag, value, version, url) in [
+        ("Jetson Xavier NX", "--jetpack", "4.6", "1.11.0a0", "/compute/redist/jp/v461/pytorch/torch-1.11.0a0+17540c5+nv22.01-cp36-cp36m-linux_aarch64.whl"),
+        ("Jetson Nano", "--l4t", "32.7.4", "1.11.0a0", "/jp/v461/pytorch/"),
+        ("Jetson AGX Xavier", "--jetpack", "5.0.2", "1.13.0a0", "/jp/v502/pytorch/torch-1.13.0a0+d0d6b1f2.nv22.10-cp38-cp38-linux_aarch64.whl"),
+        ("Jetson Orin NX", "--jetpack", "5.1", "2.0.0", "torch-2.0.0+nv23.05-cp38-cp38-linux_aarch64.whl"),
+    ] {
+        let (code, v) = plan(&["--gpu", gpu, flag, value]);
+        assert_eq!(code, 0, "{gpu} {value}");
+        let r = &v["torch"]["recommended"];
+        assert_eq!(r["version"], version, "{gpu} {value}: {r}");
+        let cmd = r["command"].as_str().unwrap();
+        assert!(
+            cmd.starts_with("pip install https://developer.download.nvidia.com/") && cmd.contains(url),
+            "{gpu} {value}: {cmd}"
+        );
+    }
+    // No JetPack row's command is PyPI's `pip install torch==X` (the CPU-only aarch64 wheel).
+    for w in gpukb_facts::builds::jetson_wheels() {
+        assert!(
+            w.wheel_url
+                .starts_with("https://developer.download.nvidia.com/compute/redist/jp/"),
+            "{}",
+            w.jetpack
+        );
+    }
+}
+
+#[test]
+fn a_jetpack_or_l4t_newer_than_the_tables_recommends_nothing() {
+    // jetson/data/jetpack.csv ends at JetPack 7.2 / L4T 39.2.0 (newcomer #7: JetPack
+    // 9.9 was given the JetPack 6.1 wheel).
+    for args in [
+        ["--gpu", "Jetson Orin NX", "--jetpack", "9.9"],
+        ["--gpu", "Jetson Orin NX", "--l4t", "40.0.0"],
+    ] {
+        let (code, v) = plan(&args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(v["torch"]["recommended"].is_null(), "{args:?}");
+        let note = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["code"] == "newer_than_data")
+            .unwrap_or_else(|| panic!("{args:?}: {}", v["notes"]));
+        let text = note["text"].as_str().unwrap();
+        assert!(text.contains("as of 20"), "{text}");
+        let c = cand(&v, "2.5.0a0", "nv24.08", "jetson-jetpack-6.1");
+        assert!(has(c, "newer_than_data", None) && c["runs"] == false, "{c}");
+        let c = cand(&v, "2.15.0", "cu132", "linux-aarch64");
+        assert_eq!(c["runs"], false, "{c}");
+    }
+}
+
+#[test]
+fn a_desktop_gpu_with_a_jetpack_is_refused() {
+    // newcomer #8: "--gpu RTX 4090 --jetpack 6.2" was silently an aarch64 Jetson with a 4090.
+    let e = plan_err(&["--gpu", "RTX 4090", "--jetpack", "6.2"]);
+    assert!(e.contains("not a Jetson GPU") && !e.contains('\n'), "{e}");
+    let e = plan_err(&["--gpu", "H100", "--l4t", "36.4.3"]);
+    assert!(e.contains("not a Jetson GPU"), "{e}");
+}

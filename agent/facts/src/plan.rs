@@ -101,6 +101,34 @@ impl MachineFacts {
             .or_else(|| j.jetpack.as_deref()?.split('.').next()?.parse().ok())
     }
 
+    /// Why this Jetson is newer than the tables: a JetPack above the newest
+    /// JetPack, or an L4T above the newest L4T, of the JetPack table. Nothing
+    /// in the tables is known to run there.
+    fn jetson_newer_than_data(&self) -> Option<String> {
+        let j = self.jetson.as_ref()?;
+        let table = gpukb_jetson::tables::jetpack_table();
+        let newest = table
+            .iter()
+            .filter_map(|r| Some((gpukb_jetson::version::major_minor(&r.jetpack)?, r)))
+            .max_by_key(|(mm, r)| (*mm, r.l4t))?;
+        let as_of = jetson_as_of();
+        if let Some(jp) = &j.jetpack {
+            if gpukb_jetson::version::major_minor(jp).is_some_and(|mm| mm > newest.0) {
+                return Some(format!(
+                    "JetPack {jp} is newer than my JetPack and Jetson wheel tables (newest JetPack {}, L4T {}; as of {as_of}): nothing in them is known to run on it",
+                    newest.1.jetpack, newest.1.l4t
+                ));
+            }
+        }
+        let latest = gpukb_jetson::tables::latest_known_l4t()?;
+        match j.l4t {
+            Some(l) if l > latest && l.major > latest.major => Some(format!(
+                "L4T {l} is newer than my JetPack and Jetson wheel tables (newest L4T {latest}; as of {as_of}): nothing in them is known to run on it"
+            )),
+            _ => None,
+        }
+    }
+
     /// The JetPack table row for this L4T, when known.
     fn jetpack_row(&self) -> Option<gpukb_jetson::tables::JetpackRow> {
         match gpukb_jetson::tables::lookup_l4t(self.l4t()?) {
@@ -701,6 +729,10 @@ fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
         }
         _ => {}
     }
+    if w.cuda.is_some() && m.is_jetson() && judge_jetson_newer(m, &mut out) {
+        judge_python(m, &w.python, &w.release, &mut out);
+        return out;
+    }
     if w.cuda.is_some() && m.is_jetson() {
         match m.jetpack_major() {
             Some(j) if j >= 7 => {}
@@ -767,6 +799,9 @@ fn judge_jetson(w: &JetsonWheel, m: &MachineFacts, offset: usize) -> Judged {
         ));
         return out;
     }
+    if judge_jetson_newer(m, &mut out) {
+        return out;
+    }
     match m.l4t() {
         Some(l) if l >= w.l4t_min && l <= w.l4t_max => out.reasons.push(reason(
             Code::Ok,
@@ -828,6 +863,28 @@ fn l4t_newer_than_data(l: L4tVersion) -> bool {
         Some(max) => l > *max,
         None => gpukb_jetson::tables::latest_known_l4t().is_some_and(|t| l > t),
     }
+}
+
+/// As-of date of the Jetson tables (the newest row of `jetson_wheels.csv`).
+fn jetson_as_of() -> String {
+    builds::jetson_wheels()
+        .iter()
+        .map(|w| w.as_of.as_str())
+        .max()
+        .unwrap_or(compat::DRIVER_TABLE_AS_OF)
+        .to_string()
+}
+
+/// A Jetson newer than the tables: no CUDA build is known to run (issue 23 §5).
+fn judge_jetson_newer(m: &MachineFacts, out: &mut Judged) -> bool {
+    let Some(why) = m.jetson_newer_than_data() else {
+        return false;
+    };
+    out.runs = false;
+    out.certain = false;
+    out.reasons
+        .push(reason(Code::NewerThanData, None, why, SRC_JETSON));
+    true
 }
 
 fn combine(parts: Vec<Judged>) -> Judged {
@@ -1014,10 +1071,18 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
             (cmd, format!("newest torch whose build runs {} on every GPU; {} is the newest CUDA the driver runs{default}{missing}", via_text(c.via), w.variant))
         }
         Kind::Jetson(w) => {
+            // NVIDIA's wheel by its download URL: `pip install torch==X` on
+            // aarch64 would fetch PyPI's CPU-only wheel (kb-audit E5).
             let cmd = if w.wheel_url.is_empty() {
                 format!(
-                    "pip install torch=={} (NVIDIA's JetPack {} wheel: see {})",
-                    w.release, w.jetpack, w.source
+                    "# no pip command: download NVIDIA's JetPack {} wheel (torch {}) from {}",
+                    w.jetpack,
+                    w.release,
+                    if w.index_url.is_empty() {
+                        &w.source
+                    } else {
+                        &w.index_url
+                    }
                 )
             } else {
                 format!("pip install {}", w.wheel_url)
@@ -1350,6 +1415,9 @@ fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
             }
         }
         offset += m.gpus.len();
+        if let Some(why) = m.jetson_newer_than_data() {
+            out.push(reason(Code::NewerThanData, None, why, SRC_JETSON));
+        }
         if let Some(l) = m.l4t() {
             if let gpukb_jetson::tables::L4tLookup::Unknown {
                 inferred_jetpack_major,
