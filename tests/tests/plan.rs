@@ -594,3 +594,51 @@ fn a_desktop_gpu_with_a_jetpack_is_refused() {
     let e = plan_err(&["--gpu", "H100", "--l4t", "36.4.3"]);
     assert!(e.contains("not a Jetson GPU"), "{e}");
 }
+
+#[test]
+fn aarch64_servers_see_the_cuda_builds_on_pytorchs_own_index() {
+    // pytorch/test-infra generate_binary_build_matrix.py: CUDA_AARCH64_ARCHES
+    // ["12.6-aarch64", "12.8-aarch64", "13.0-aarch64"] for 2.9-2.11; pytorch
+    // .ci/aarch64_linux/aarch64_ci_build.sh: 12.8 -> 8.0;9.0;10.0;12.0. GH200 on
+    // R550 (CUDA 12.4) runs 12.x builds under minor-version compatibility.
+    let (code, v) = plan(&[
+        "--gpu",
+        "NVIDIA GH200 480GB",
+        "--driver",
+        "550.127.05",
+        "--arch",
+        "aarch64",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(rec(&v), ("2.10.0".into(), "cu128".into(), "sass".into()));
+    let r = &v["torch"]["recommended"];
+    assert_eq!(r["index_url"], "https://download.pytorch.org/whl/cu128");
+    // Targets from the build script, not read from a wheel: not certain.
+    assert_eq!(r["certain"], false);
+    let c = cand(&v, "2.10.0", "cu128", "linux-aarch64");
+    assert_eq!(c["known_from"], "build_script");
+    assert_eq!(c["certain"], false);
+    assert_eq!(cand(&v, "2.9.0", "cu126", "linux-aarch64")["runs"], true);
+    // A variant known only from the matrix: listed, never recommended.
+    let c = cand(&v, "2.12.0", "cu126", "linux-aarch64");
+    assert_eq!(
+        (
+            c["known_from"].as_str(),
+            c["runs"].as_bool(),
+            c["certain"].as_bool()
+        ),
+        (Some("release_matrix"), Some(false), Some(false))
+    );
+    // GB200 (CC 10.0) on R570 (CUDA 12.8): the index's cu128 aarch64 build (sm_100).
+    let (_, v) = plan(&["--gpu", "NVIDIA GB200", "--driver", "570.133.20"]);
+    assert_eq!(v["machine"]["arch"], "aarch64");
+    assert_eq!(rec(&v).1, "cu128");
+    // DGX Spark (GB10, CC 12.1) on R580: the PyPI cu132 aarch64 wheel, read (sm_120).
+    let (_, v) = plan(&["--gpu", "NVIDIA GB10", "--driver", "580.95.05"]);
+    assert_eq!(rec(&v).0, "2.15.0");
+    let c = cand(&v, "2.15.0", "cu132", "linux-aarch64");
+    assert_eq!(
+        (c["known_from"].as_str(), c["certain"].as_bool()),
+        (Some("wheel_read"), Some(true))
+    );
+}

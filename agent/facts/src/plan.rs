@@ -10,7 +10,7 @@
 //! forward compatibility, ties to the PyPI default; else the newest that
 //! runs through PTX JIT, marked so; none when no CUDA build runs.
 
-use crate::builds::{self, Arch, JetsonWheel, PyVersion, Release, Targets, TorchWheel};
+use crate::builds::{self, Arch, JetsonWheel, KnownFrom, PyVersion, Release, Targets, TorchWheel};
 use crate::compat::{self, BranchCuda, DriverCompat, Outcome};
 use crate::gpus::GpuClass;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
@@ -330,6 +330,8 @@ pub struct Candidate {
     pub reasons: Vec<Reason>,
     pub index_url: Option<String>,
     pub pypi_default: bool,
+    /// How the build's GPU targets are known (`wheel_read`, `build_script`, …).
+    pub known_from: KnownFrom,
     pub source: String,
     pub as_of: String,
     #[serde(skip)]
@@ -757,6 +759,18 @@ fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
         }
     }
     judge_python(m, &w.python, &w.release, &mut out);
+    // An aarch64 CUDA build only on PyTorch's index: its arch list is what the
+    // build script sets (filtered per CUDA version on aarch64, compat-facts
+    // errata 5), never read from a wheel: the verdict stays uncertain.
+    if w.cuda.is_some() && w.arch == Arch::Aarch64 && w.known_from() == KnownFrom::BuildScript {
+        out.certain = false;
+        out.reasons.push(reason(
+            Code::Unknown,
+            None,
+            format!("this aarch64 build is on PyTorch's index only ({}): its GPU targets are the build script's arch list, not read from the wheel", w.index_url),
+            &w.source,
+        ));
+    }
     let Some(cuda) = w.cuda else {
         out.reasons.push(reason(
             Code::Ok,
@@ -943,6 +957,7 @@ fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
             reasons: j.reasons,
             index_url: Some(w.index_url.clone()),
             pypi_default: w.pypi_default,
+            known_from: w.known_from(),
             source: w.source.clone(),
             as_of: w.as_of.clone(),
             kind: Kind::Official(w.clone()),
@@ -963,6 +978,7 @@ fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
             reasons: j.reasons,
             index_url: (!w.index_url.is_empty()).then(|| w.index_url.clone()),
             pypi_default: false,
+            known_from: KnownFrom::NvidiaJetson,
             source: w.source.clone(),
             as_of: w.as_of.clone(),
             kind: Kind::Jetson(w.clone()),
