@@ -664,10 +664,20 @@ fn machine_line(v: &plan::MachineView) -> String {
     parts.join("; ")
 }
 
+/// The decisive reason a candidate fails: a definite failure (driver, arch,
+/// Python, platform, JetPack) before what is unknown or newer than the data.
 fn first_failure(c: &Candidate) -> Option<&plan::Reason> {
-    c.reasons
-        .iter()
-        .find(|r| !matches!(r.code, Code::Ok | Code::PtxJit | Code::NewerThanData))
+    let definite = |r: &&plan::Reason| {
+        matches!(
+            r.code,
+            Code::Driver | Code::Arch | Code::Python | Code::Platform | Code::Jetpack
+        )
+    };
+    c.reasons.iter().find(definite).or_else(|| {
+        c.reasons
+            .iter()
+            .find(|r| !matches!(r.code, Code::Ok | Code::PtxJit | Code::ForwardCompat))
+    })
 }
 
 fn code_name(c: Code) -> String {

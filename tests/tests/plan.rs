@@ -239,9 +239,16 @@ fn ptx_only_coverage_depends_on_the_driver_jitting_it() {
 #[test]
 fn drivers_below_a_variants_minimum_and_forward_compat() {
     // R470 = CUDA 11.4 (RN Table 3): cu118 runs under minor-version compatibility
-    // (11.x needs >= 450.80.02), cu12x need >= 525.60.13 (RN Table 2). The H100 is a
-    // datacenter GPU, so cuda-compat would work (CUDA Compatibility guide).
+    // (11.x needs >= 450.80.02), cu12x need >= 525.60.13 (RN Table 2). The A100 is a
+    // datacenter GPU, so cuda-compat would work (CUDA Compatibility guide). (An H100
+    // arrived with CUDA 11.8: R470 does not drive it at all.)
     let (_, v) = plan(&["--gpu", "H100", "--driver", "470.82.01"]);
+    assert_eq!(v["torch"]["recommended"], Value::Null);
+    assert_eq!(
+        cand(&v, "2.7.1", "cu118", X86)["reasons"][0]["code"],
+        "driver"
+    );
+    let (_, v) = plan(&["--gpu", "A100", "--driver", "470.82.01"]);
     assert_eq!(rec(&v), ("2.7.1".into(), "cu118".into(), "sass".into()));
     let c = cand(&v, "2.7.1", "cu126", X86);
     assert!(
@@ -640,5 +647,67 @@ fn aarch64_servers_see_the_cuda_builds_on_pytorchs_own_index() {
     assert_eq!(
         (c["known_from"].as_str(), c["certain"].as_bool()),
         (Some("wheel_read"), Some(true))
+    );
+}
+
+#[test]
+fn containers_that_run_are_only_those_that_run_on_the_machine() {
+    // newcomer #11: NGC images were listed on H100 + driver 390.48 (R390 runs CUDA
+    // 9.1; H100 arrived with CUDA 11.8), on a machine without a driver, and next to
+    // "no CUDA build of torch runs".
+    let runs = |v: &Value| -> Vec<String> {
+        v["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["runs"] == true)
+            .map(|c| c["image"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (code, v) = plan(&["--gpu", "H100", "--driver", "390.48"]);
+    assert_eq!(code, 1);
+    assert!(runs(&v).is_empty(), "{:?}", runs(&v));
+    let (_, v) = plan(&[
+        "--replay",
+        fixture("broken/driver-not-installed").to_str().unwrap(),
+    ]);
+    assert!(runs(&v).is_empty(), "{:?}", runs(&v));
+    let (code, v) = plan(&["--gpu", "Jetson Orin NX", "--jetpack", "9.9"]);
+    assert_eq!(code, 1);
+    assert!(runs(&v).is_empty(), "{:?}", runs(&v));
+    // Where a CUDA build runs, images that run still show.
+    let (_, v) = plan(&["--gpu", "H200", "--driver", "580.95.05"]);
+    assert!(!runs(&v).is_empty());
+}
+
+#[test]
+fn a_candidate_shows_its_decisive_reason_first() {
+    // newcomer #12: GTX 1080 Ti + R535: 2.15.0+cu130's targets are not verified, but
+    // CUDA 13.0 needs driver >= 580 (RN 13.2 Table 2/3): the driver failure decides.
+    let (_, v) = plan(&["--gpu", "GTX 1080 Ti", "--driver", "535"]);
+    let c = cand(&v, "2.15.0", "cu130", X86);
+    assert_eq!(c["runs"], false);
+    assert_eq!(c["reasons"][0]["code"], "driver", "{c}");
+    assert!(has(c, "unknown", None));
+    // The text plan prints that reason.
+    let cli = gpukb_cli::Cli::try_parse_from([
+        "gpukb",
+        "plan",
+        "--gpu",
+        "GTX 1080 Ti",
+        "--driver",
+        "535",
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    gpukb_cli::run(&cli, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("2.15.0") && l.contains("cu130"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("driver:") && !line.contains("not verified"),
+        "{line}"
     );
 }

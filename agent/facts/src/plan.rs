@@ -624,6 +624,9 @@ fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Ju
             if let Err(e) = compat::branch_supports_gpu(version.branch(), g.cc.pair()) {
                 out.runs = false;
                 out.reasons.push(reason(Code::Driver, Some(offset + i), format!("{}: {e}", g.name), "NVIDIA legacy GPU list; CUDA 12.8 release notes (Blackwell); compat-facts.md §1c"));
+            } else if let Some(why) = driver_predates_gpu(m, g) {
+                out.runs = false;
+                out.reasons.push(reason(Code::Driver, Some(offset + i), why, "compat-facts.md §1d (CUDA release notes: the CUDA version that added each compute capability); CUDA 13.2 Update 2 release notes Table 3"));
             }
         }
     }
@@ -689,6 +692,31 @@ fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Ju
             }
         }
     }
+}
+
+/// A driver older than a GPU: the GPU arrived with a CUDA newer than the
+/// driver's branch runs natively, so the driver does not drive it at all
+/// (forward compatibility cannot help: newcomer #11, H100 on 390.48).
+fn driver_predates_gpu(m: &MachineFacts, g: &GpuFact) -> Option<String> {
+    let DriverFact::Known { version, .. } = &m.driver else {
+        return None;
+    };
+    // A GPU newer than the tables has no known first CUDA; Jetson's driver is L4T's.
+    if g.is_tegra() || g.newer_than_data() || !g.in_table {
+        return None;
+    }
+    let BranchCuda::Known(dc) = compat::branch_cuda(version.branch()) else {
+        return None;
+    };
+    let first = compat::first_cuda_for_cc(g.cc.pair());
+    (first > dc).then(|| {
+        format!(
+            "{} (CC {}) arrived with CUDA {first}; driver {version} (R{}) runs CUDA {dc} and does not drive it",
+            g.name,
+            g.cc,
+            version.branch()
+        )
+    })
 }
 
 fn driver_text(d: &DriverFact) -> String {
@@ -1269,7 +1297,62 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
         } else {
             ComputeCapability::new(5, 0)
         };
+        if let Some(why) = m.jetson_newer_than_data() {
+            runs = false;
+            reasons.push(reason(
+                Code::NewerThanData,
+                None,
+                format!("{}: {why}", m.label),
+                SRC_JETSON,
+            ));
+        }
+        if m.gpus.is_empty() {
+            runs = false;
+            reasons.push(match &m.gpus_unknown {
+                Some(why) => reason(
+                    Code::Unknown,
+                    None,
+                    format!("{}: the GPUs are unknown ({why})", m.label),
+                    "machine facts",
+                ),
+                None => reason(
+                    Code::Arch,
+                    None,
+                    format!(
+                        "{}: no NVIDIA GPU: the image's CUDA has nothing to run on",
+                        m.label
+                    ),
+                    "machine facts",
+                ),
+            });
+        }
+        if let DriverFact::Absent(why) = &m.driver {
+            runs = false;
+            reasons.push(reason(
+                Code::Driver,
+                None,
+                format!(
+                    "{}: no NVIDIA driver ({why}): containers use the host's driver",
+                    m.label
+                ),
+                "NVIDIA Container Toolkit: the driver stays on the host",
+            ));
+        }
         for (i, g) in m.gpus.iter().enumerate() {
+            if let DriverFact::Known { version, .. } = &m.driver {
+                let unsupported = compat::branch_supports_gpu(version.branch(), g.cc.pair())
+                    .err()
+                    .or_else(|| driver_predates_gpu(m, g));
+                if let Some(e) = unsupported {
+                    runs = false;
+                    reasons.push(reason(
+                        Code::Driver,
+                        Some(offset + i),
+                        format!("{}: {e}", g.name),
+                        "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
+                    ));
+                }
+            }
             let first = compat::first_cuda_for_cc(g.cc.pair());
             if first > c.cuda {
                 runs = false;
@@ -1485,10 +1568,62 @@ fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
     out
 }
 
+/// Definite failures first (driver, arch, Python, platform, JetPack), then
+/// what is unknown or newer than the data, then the rest, each group in its
+/// order: a candidate's first failing reason is its decisive one (a certain
+/// driver failure before "targets not verified", newcomer #12).
+fn sort_reasons(reasons: &mut [Reason]) {
+    reasons.sort_by_key(|r| match r.code {
+        Code::Driver | Code::Arch | Code::Python | Code::Platform | Code::Jetpack => 0,
+        Code::NewerThanData | Code::Unknown => 1,
+        Code::Ok | Code::PtxJit | Code::ForwardCompat => 2,
+    });
+}
+
+/// The NGC images carry a CUDA build of torch: where no CUDA build of torch
+/// runs on the machine for a reason that holds inside a container too (its
+/// GPU, driver or platform; not the host's Python), no image runs either
+/// (newcomer #11).
+fn consistent_containers(
+    mut containers: Vec<ContainerVerdict>,
+    cands: &[Candidate],
+) -> Vec<ContainerVerdict> {
+    let cuda: Vec<&Candidate> = cands.iter().filter(|c| c.cuda().is_some()).collect();
+    let any_runs = cuda.iter().any(|c| c.runs);
+    let python_only = cuda.iter().any(|c| {
+        let failing: Vec<Code> = c
+            .reasons
+            .iter()
+            .map(|r| r.code)
+            .filter(|k| !matches!(k, Code::Ok | Code::PtxJit | Code::ForwardCompat))
+            .collect();
+        !failing.is_empty() && failing.iter().all(|k| *k == Code::Python)
+    });
+    if cuda.is_empty() || any_runs || python_only {
+        return containers;
+    }
+    for c in containers.iter_mut().filter(|c| c.runs) {
+        c.runs = false;
+        c.reasons.insert(
+            0,
+            reason(
+                Code::Unknown,
+                None,
+                "no CUDA build of torch runs on this machine (GPU, driver or platform), so the image's build does not either",
+                "the plan's candidates",
+            ),
+        );
+    }
+    containers
+}
+
 /// Plans for `machines` (at least one) within `spec`.
 pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
     let several = machines.len() > 1;
-    let cands = candidates(machines, spec);
+    let mut cands = candidates(machines, spec);
+    for c in &mut cands {
+        sort_reasons(&mut c.reasons);
+    }
     let picked = pick(&cands, machines).cloned();
     let recommended = picked.as_ref().map(|c| recommend(c, machines));
     let mut as_of: Vec<&str> = cands.iter().map(|c| c.as_of.as_str()).collect();
@@ -1516,10 +1651,13 @@ pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
         notes: notes(machines, spec),
         driver: plan_driver(machines, picked.as_ref()),
         toolkit: plan_toolkit(machines, picked.as_ref()),
-        containers: builds::containers()
-            .iter()
-            .map(|c| judge_container(c, machines))
-            .collect(),
+        containers: consistent_containers(
+            builds::containers()
+                .iter()
+                .map(|c| judge_container(c, machines))
+                .collect(),
+            &cands,
+        ),
         torch: TorchPlan {
             recommended,
             candidates: cands,
