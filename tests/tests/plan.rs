@@ -711,3 +711,20 @@ fn a_candidate_shows_its_decisive_reason_first() {
         "{line}"
     );
 }
+
+#[test]
+fn jetson_alternatives_name_the_indexes_that_exist() {
+    // newcomer #13: the KB's Jetson entries name pypi.jetson-ai-lab.io/jp6/cu126 for
+    // JetPack 6.1/6.2; plan names NVIDIA's jp/v61 wheel and, as an alternative, that index.
+    let (_, v) = plan(&["--gpu", "Jetson Orin NX", "--jetpack", "6.2"]);
+    let alts = v["torch"]["recommended"]["alternatives"].to_string();
+    assert!(alts.contains("pypi.jetson-ai-lab.io/jp6/cu126"), "{alts}");
+    // Thor: only the SBSA indexes seen to exist (sbsa/cu129, sbsa/cu130; kb-audit
+    // doubtful 2), never sbsa/cu132.
+    let (_, v) = plan(&["--gpu", "Jetson AGX Thor", "--jetpack", "7.0"]);
+    let alts = v["torch"]["recommended"]["alternatives"].to_string();
+    assert!(
+        alts.contains("sbsa/cu130") && !alts.contains("sbsa/cu132"),
+        "{alts}"
+    );
+}

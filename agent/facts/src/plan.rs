@@ -1106,10 +1106,17 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
                 String::new()
             };
             if w.arch == Arch::Aarch64 && machines.iter().any(MachineFacts::is_jetson) {
+                // Only the SBSA indexes seen to exist (sbsa/cu129, sbsa/cu130;
+                // kb-audit doubtful 2: no sbsa/cu132): the index's own build.
+                let index = if w.variant == "cu129" {
+                    "cu129"
+                } else {
+                    "cu130"
+                };
                 alternatives.push(Alternative {
                     tool: "jetson-ai-lab".into(),
-                    command: format!("pip install torch --index-url https://pypi.jetson-ai-lab.io/sbsa/{}", w.variant),
-                    note: "the community index for Thor (SBSA), not the jp7 one; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01".into(),
+                    command: format!("pip install torch --index-url https://pypi.jetson-ai-lab.io/sbsa/{index}"),
+                    note: format!("the community index for Thor (SBSA), not the jp7 one: its own torch build for CUDA {index}, not the {} build above; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01", w.variant),
                 });
             }
             (cmd, format!("newest torch whose build runs {} on every GPU; {} is the newest CUDA the driver runs{default}{missing}", via_text(c.via), w.variant))
@@ -1132,6 +1139,15 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
                 format!("pip install {}", w.wheel_url)
             };
             let l4t = m0.l4t().map_or("r36.4.0".into(), |l| format!("r{l}"));
+            // The index the KB's Jetson entries name for JetPack 6.1/6.2 (CUDA 12.6):
+            // plan and search name the same sources (newcomer #13).
+            if w.cuda == Some(CudaVersion::new(12, 6)) {
+                alternatives.push(Alternative {
+                    tool: "jetson-ai-lab".into(),
+                    command: "pip install torch torchvision --index-url https://pypi.jetson-ai-lab.io/jp6/cu126".into(),
+                    note: "the community index the KB's Jetson entries name for JetPack 6.1/6.2 (CUDA 12.6): newer torch builds than NVIDIA's redist; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01".into(),
+                });
+            }
             alternatives.push(Alternative {
                 tool: "jetson-containers".into(),
                 command: "jetson-containers run $(autotag pytorch)".into(),
