@@ -1,8 +1,9 @@
 //! Every GPU name `gpukb plan` may be handed resolves to a GPU with its
 //! compute capability: each name of NVIDIA's supported-gpus.json (the table
 //! `agent/facts/data/nvidia_driver_gpus.csv` is generated from), each GPU name
-//! recorded in this repository's fingerprints and captures (NVML's
-//! `nvml.gpus[].name`, CUDA's `devices[].name`, `nvidia-smi -L` lines), and
+//! recorded in this repository's fingerprints, captures and KB examples (NVML's
+//! `nvml.gpus[].name`, CUDA's `devices[].name`, `nvidia-smi -L` and `-q` lines,
+//! CUDA device names as ggml logs them, checked against the CC it printed), and
 //! the NVML names of the issue-23 quiz (SXM/PCIe/NVL/AC/MIG/laptop variants).
 #![allow(clippy::disallowed_methods)] // tests read fixtures
 
@@ -72,14 +73,38 @@ fn smi_names(text: &str, out: &mut Vec<String>) {
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<(String, String)>) {
+/// `Device 0: Orin, compute capability 8.7` (CUDA's device name as ggml logs it): (name, CC).
+fn cuda_device_lines(text: &str, out: &mut Vec<(String, String)>) {
+    let text = text.replace("\\n", "\n");
+    for line in text.lines() {
+        let Some(i) = line.find("Device ") else {
+            continue;
+        };
+        let rest = &line[i + "Device ".len()..];
+        let Some((idx, rest)) = rest.split_once(": ") else {
+            continue;
+        };
+        if idx.is_empty() || !idx.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Some((name, cc)) = rest.split_once(", compute capability ") {
+            let cc: String = cc
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            out.push((name.trim().to_string(), cc));
+        }
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<(String, String)>, with_cc: &mut Vec<(String, String, String)>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
-            walk(&p, out);
+            walk(&p, out, with_cc);
             continue;
         }
         if e.metadata().map_or(true, |m| m.len() > 8 << 20) {
@@ -97,6 +122,11 @@ fn walk(dir: &Path, out: &mut Vec<(String, String)>) {
         smi_names(&text, &mut names);
         for n in names {
             out.push((n, p.display().to_string()));
+        }
+        let mut ccs = Vec::new();
+        cuda_device_lines(&text, &mut ccs);
+        for (n, cc) in ccs {
+            with_cc.push((n, cc, p.display().to_string()));
         }
     }
 }
@@ -137,6 +167,7 @@ fn every_name_of_nvidias_table_resolves() {
 fn every_gpu_name_recorded_in_the_fixtures_resolves() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
+    let mut with_cc = Vec::new();
     for d in [
         "tests/fixtures",
         "tests/live",
@@ -145,7 +176,13 @@ fn every_gpu_name_recorded_in_the_fixtures_resolves() {
         "cli/tests",
         "kb/examples",
     ] {
-        walk(&root.join(d), &mut found);
+        walk(&root.join(d), &mut found, &mut with_cc);
+    }
+    // CUDA's own names, with the CC it printed next to them.
+    assert!(with_cc.iter().any(|(n, _, _)| n == "Orin"), "{with_cc:?}");
+    for (name, cc, file) in &with_cc {
+        let r = resolve(name).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(&r.cc.to_string(), cc, "{file}: {name}");
     }
     let distinct: std::collections::BTreeSet<&str> =
         found.iter().map(|(n, _)| n.as_str()).collect();

@@ -314,7 +314,12 @@ fn core(n: &str) -> String {
     if let Some(i) = words.iter().position(|w| *w == "mig") {
         words.truncate(i);
     }
-    while words.len() > 1 && words.last().is_some_and(|w| is_variant_word(w)) {
+    // A bare number is the model ("rtx 3060"), not a variant, here.
+    while words.len() > 1
+        && words
+            .last()
+            .is_some_and(|w| is_variant_word(w) && !w.bytes().all(|b| b.is_ascii_digit()))
+    {
         words.pop();
     }
     words.join(" ")
@@ -450,7 +455,11 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
             no_cuda: None,
         });
     }
-    if lower.starts_with("sm_") || lower.chars().all(|c| c.is_ascii_digit() || c == '.') {
+    // "8.9", "sm_89", "89"; not "4090" (a model number).
+    let cc_like = lower.starts_with("sm_")
+        || (lower.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && (lower.contains('.') || lower.len() <= 3));
+    if cc_like {
         if let Ok(cc) = t.parse::<ComputeCapability>() {
             let known = gpu_table().iter().any(|r| r.cc == cc);
             let jetson = crate::compat::is_tegra(cc.pair());
@@ -519,6 +528,25 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
     if let Some(res) = from_driver_rows(t, &by_core) {
         return res;
     }
+    // 5. A vGPU name: "A100D-40C", "GRID A100D-4C" → the A100 (NVIDIA vGPU
+    // profiles name the board, then the frame buffer and series: 40C, 48Q).
+    let board: Vec<String> = want
+        .split(' ')
+        .filter(|w| *w != "grid")
+        .map(|w| {
+            let digits_d = w.strip_suffix('d').filter(|r| {
+                r.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && r.chars().last().is_some_and(|c| c.is_ascii_digit())
+            });
+            digits_d.unwrap_or(w).to_string()
+        })
+        .collect();
+    let board = board.join(" ");
+    if board != want {
+        if let Ok(r) = resolve(&board) {
+            return Ok(r);
+        }
+    }
     Err(UnknownGpu {
         given: t.to_string(),
         nearest: nearest(&want),
@@ -537,6 +565,8 @@ fn is_variant_word(w: &str) -> bool {
         || w.starts_with("sxm")
         || w.starts_with("hbm")
         || w.starts_with("nvl")
+        // vGPU profiles: 4c, 48q, 8a, 2b.
+        || ["a", "b", "c", "q"].iter().any(|s| digits_then(s))
         || matches!(
             w,
             "pcie"
@@ -557,6 +587,9 @@ fn is_variant_word(w: &str) -> bool {
                 | "workstation"
                 | "fhhl"
                 | "lhr"
+                | "with"
+                | "design"
+                | "nvgpu"
         )
 }
 
@@ -739,6 +772,28 @@ mod tests {
             let r = resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(r.cc.to_string(), cc, "{name}: {r:?}");
         }
+        for (name, want) in [
+            // The model number is not a variant word: not "RTX 3090".
+            ("NVIDIA GeForce RTX 3060 Laptop GPU", "GeForce RTX 3060"),
+            ("Quadro RTX 4000 with Max-Q Design", "Quadro RTX 4000"),
+            (
+                "NVIDIA GeForce GTX 1650 with Max-Q design",
+                "GeForce GTX 1650",
+            ),
+            // vGPU names (board, then profile).
+            ("GRID A100D-4C", "A100"),
+            ("NVIDIA A40-48Q", "A40"),
+            // CUDA's device names on Jetson (as ggml logs them: "Device 0: Orin,
+            // compute capability 8.7").
+            ("Orin (nvgpu)", "Jetson AGX Orin"),
+            ("Xavier", "Jetson AGX Xavier"),
+            ("NVIDIA Tegra X1", "Jetson Nano"),
+            ("NVIDIA Tegra X2", "Jetson TX2"),
+        ] {
+            let r = resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(r.name.starts_with(want), "{name} -> {}", r.name);
+        }
+        assert!(resolve("4090").is_err_and(|e| e.nearest.iter().any(|n| n.contains("4090"))));
         assert_eq!(resolve("NVIDIA B300 SXM6 AC").unwrap().name, "B300");
         assert_eq!(
             resolve("NVIDIA B300 SXM6 AC").unwrap().class,
