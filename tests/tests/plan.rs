@@ -556,11 +556,25 @@ fn jetson_wheels_install_by_nvidias_download_url_per_jetpack() {
             "{gpu} {value}: {cmd}"
         );
     }
-    // No JetPack row's command is PyPI's `pip install torch==X` (the CPU-only aarch64 wheel).
+    // JetPack 4.4-4.5 (L4T 32.4.3-32.5.x): the forum's 1.10.0 wheel, on nvidia.box.com,
+    // saved under its wheel name first (pip refuses other file names).
+    let (code, v) = plan(&["--gpu", "Jetson Nano", "--jetpack", "4.5"]);
+    assert_eq!(code, 0);
+    let cmd = v["torch"]["recommended"]["command"].as_str().unwrap();
+    assert!(
+        cmd.starts_with(
+            "wget -O torch-1.10.0-cp36-cp36m-linux_aarch64.whl https://nvidia.box.com/"
+        ) && cmd.ends_with("pip3 install torch-1.10.0-cp36-cp36m-linux_aarch64.whl"),
+        "{cmd}"
+    );
+    // No JetPack row installs PyPI's `torch==X` (the CPU-only aarch64 wheel): every
+    // row has NVIDIA's download URL.
     for w in gpukb_facts::builds::jetson_wheels() {
         assert!(
             w.wheel_url
-                .starts_with("https://developer.download.nvidia.com/compute/redist/jp/"),
+                .starts_with("https://developer.download.nvidia.com/compute/redist/jp/")
+                || (w.wheel_url.starts_with("https://nvidia.box.com/")
+                    && w.wheel_file.ends_with(".whl")),
             "{}",
             w.jetpack
         );

@@ -263,6 +263,9 @@ pub struct JetsonWheel {
     pub sass: Vec<String>,
     pub index_url: String,
     pub wheel_url: String,
+    /// The wheel's file name where the URL does not end in it (NVIDIA's
+    /// nvidia.box.com links): pip needs a valid wheel file name.
+    pub wheel_file: String,
     pub source: String,
     pub as_of: String,
 }
@@ -299,6 +302,7 @@ pub fn jetson_wheels() -> &'static [JetsonWheel] {
                         .collect(),
                     index_url: g("index_url"),
                     wheel_url: g("wheel_url"),
+                    wheel_file: g("wheel_file"),
                     source: g("source"),
                     as_of: g("as_of"),
                 })

@@ -1135,6 +1135,13 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
                         &w.index_url
                     }
                 )
+            } else if !w.wheel_file.is_empty() {
+                // pip refuses a URL whose last part is not a wheel file name.
+                format!(
+                    "wget -O {f} {} && pip3 install {f}",
+                    w.wheel_url,
+                    f = w.wheel_file
+                )
             } else {
                 format!("pip install {}", w.wheel_url)
             };
