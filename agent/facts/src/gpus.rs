@@ -384,7 +384,7 @@ fn from_driver_rows(
                 .chain(&r.aliases)
                 .any(|n| core(&norm(n)) == want)
     }) {
-        return Some(Ok(row_resolved(
+        let mut g = row_resolved(
             r,
             format!(
                 "{}; {} {} ({})",
@@ -393,7 +393,15 @@ fn from_driver_rows(
                 chip,
                 crate::driver_choice::TABLE_SOURCE_SHORT
             ),
-        )));
+        );
+        // A laptop or embedded part keeps NVIDIA's name (its chip may differ).
+        let n = norm(&name);
+        if n.split(' ')
+            .any(|w| matches!(w, "laptop" | "embedded" | "mobile"))
+        {
+            g.name = name.clone();
+        }
+        return Some(Ok(g));
     }
     let mut distinct: Vec<ComputeCapability> = ccs.iter().map(|(c, _)| *c).collect();
     distinct.sort();
@@ -774,7 +782,10 @@ mod tests {
         }
         for (name, want) in [
             // The model number is not a variant word: not "RTX 3090".
-            ("NVIDIA GeForce RTX 3060 Laptop GPU", "GeForce RTX 3060"),
+            (
+                "NVIDIA GeForce RTX 3060 Laptop GPU",
+                "NVIDIA GeForce RTX 3060 Laptop GPU",
+            ),
             ("Quadro RTX 4000 with Max-Q Design", "Quadro RTX 4000"),
             (
                 "NVIDIA GeForce GTX 1650 with Max-Q design",
