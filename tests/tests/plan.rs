@@ -556,6 +556,10 @@ fn jetson_wheels_install_by_nvidias_download_url_per_jetpack() {
             "{gpu} {value}: {cmd}"
         );
     }
+    // JetPack 5.0 DP (L4T 34.1.1): the same jp/v502 1.13.0 wheel (the forum lists
+    // it for JetPack 5.0 / 5.0.2 / 5.1 / 5.1.1); on 5.1 the newer 2.0.0 wins.
+    let (_, v) = plan(&["--gpu", "Jetson AGX Orin", "--l4t", "34.1.1"]);
+    assert_eq!(v["torch"]["recommended"]["version"], "1.13.0a0");
     // JetPack 4.4-4.5 (L4T 32.4.3-32.5.x): the forum's 1.10.0 wheel, on nvidia.box.com,
     // saved under its wheel name first (pip refuses other file names).
     let (code, v) = plan(&["--gpu", "Jetson Nano", "--jetpack", "4.5"]);
