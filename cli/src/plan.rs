@@ -358,12 +358,14 @@ fn gpu_from_name(
     cc: Option<gpukb_facts::ComputeCapability>,
     source: String,
 ) -> Option<GpuFact> {
-    let row = gpus::lookup_name(name);
-    let cc = cc.or(row.map(|r| r.cc))?;
+    // Every name NVML prints resolves (NVIDIA's supported-gpus.json, the CC
+    // table, form-factor/MIG/laptop variants); the observed CC wins.
+    let row = gpus::resolve(name).ok();
+    let cc = cc.or(row.as_ref().map(|r| r.cc))?;
     Some(GpuFact {
         name: name.to_string(),
         cc,
-        class: row.map_or(
+        class: row.as_ref().filter(|r| r.cc == cc).map_or(
             if gpukb_facts::compat::is_tegra(cc.pair()) {
                 GpuClass::Jetson
             } else {
@@ -513,6 +515,21 @@ fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow
             .collect::<anyhow::Result<_>>()?;
         m.gpus_unknown = None;
     }
+    if let (Some(flag), Some(g)) = (
+        args.jetpack
+            .as_ref()
+            .map(|j| format!("--jetpack {j}"))
+            .or(args.l4t.as_ref().map(|l| format!("--l4t {l}"))),
+        m.gpus
+            .iter()
+            .find(|g| g.class != GpuClass::Jetson && !gpukb_facts::compat::is_tegra(g.cc.pair())),
+    ) {
+        anyhow::bail!(
+            "{flag}: {} (compute capability {}) is not a Jetson GPU; JetPack and L4T exist only on Jetson modules (drop {flag}, or name the Jetson: --gpu \"Jetson Orin NX\")",
+            g.name,
+            g.cc
+        );
+    }
     if let Some(d) = &args.driver {
         let (version, note) = if d.trim().contains('.') {
             (
@@ -647,10 +664,20 @@ fn machine_line(v: &plan::MachineView) -> String {
     parts.join("; ")
 }
 
+/// The decisive reason a candidate fails: a definite failure (driver, arch,
+/// Python, platform, JetPack) before what is unknown or newer than the data.
 fn first_failure(c: &Candidate) -> Option<&plan::Reason> {
-    c.reasons
-        .iter()
-        .find(|r| !matches!(r.code, Code::Ok | Code::PtxJit | Code::NewerThanData))
+    let definite = |r: &&plan::Reason| {
+        matches!(
+            r.code,
+            Code::Driver | Code::Arch | Code::Python | Code::Platform | Code::Jetpack
+        )
+    };
+    c.reasons.iter().find(definite).or_else(|| {
+        c.reasons
+            .iter()
+            .find(|r| !matches!(r.code, Code::Ok | Code::PtxJit | Code::ForwardCompat))
+    })
 }
 
 fn code_name(c: Code) -> String {

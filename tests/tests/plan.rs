@@ -239,9 +239,16 @@ fn ptx_only_coverage_depends_on_the_driver_jitting_it() {
 #[test]
 fn drivers_below_a_variants_minimum_and_forward_compat() {
     // R470 = CUDA 11.4 (RN Table 3): cu118 runs under minor-version compatibility
-    // (11.x needs >= 450.80.02), cu12x need >= 525.60.13 (RN Table 2). The H100 is a
-    // datacenter GPU, so cuda-compat would work (CUDA Compatibility guide).
+    // (11.x needs >= 450.80.02), cu12x need >= 525.60.13 (RN Table 2). The A100 is a
+    // datacenter GPU, so cuda-compat would work (CUDA Compatibility guide). (An H100
+    // arrived with CUDA 11.8: R470 does not drive it at all.)
     let (_, v) = plan(&["--gpu", "H100", "--driver", "470.82.01"]);
+    assert_eq!(v["torch"]["recommended"], Value::Null);
+    assert_eq!(
+        cand(&v, "2.7.1", "cu118", X86)["reasons"][0]["code"],
+        "driver"
+    );
+    let (_, v) = plan(&["--gpu", "A100", "--driver", "470.82.01"]);
     assert_eq!(rec(&v), ("2.7.1".into(), "cu118".into(), "sass".into()));
     let c = cand(&v, "2.7.1", "cu126", X86);
     assert!(
@@ -525,4 +532,217 @@ fn support_table_of_a_build() {
     for r in rows.as_array().unwrap() {
         assert!(r["family"].is_string() && r.get("min_driver").is_some());
     }
+}
+
+#[test]
+fn jetson_wheels_install_by_nvidias_download_url_per_jetpack() {
+    // NVIDIA 'Installing PyTorch for Jetson Platform' / forum 'PyTorch for Jetson':
+    // JetPack 4.6.x (L4T 32.6.1-32.7.x, Python 3.6) -> redist jp/v461
+    // torch-1.11.0a0+17540c5+nv22.01; JetPack 5.0.2 (L4T 35.1) -> jp/v502
+    // 1.13.0a0+d0d6b1f2.nv22.10; JetPack 5.1 (L4T 35.2.1) -> 2.0.0+nv23.05.
+    for (gpu, flag, value, version, url) in [
+        ("Jetson Xavier NX", "--jetpack", "4.6", "1.11.0a0", "/compute/redist/jp/v461/pytorch/torch-1.11.0a0+17540c5+nv22.01-cp36-cp36m-linux_aarch64.whl"),
+        ("Jetson Nano", "--l4t", "32.7.4", "1.11.0a0", "/jp/v461/pytorch/"),
+        ("Jetson AGX Xavier", "--jetpack", "5.0.2", "1.13.0a0", "/jp/v502/pytorch/torch-1.13.0a0+d0d6b1f2.nv22.10-cp38-cp38-linux_aarch64.whl"),
+        ("Jetson Orin NX", "--jetpack", "5.1", "2.0.0", "torch-2.0.0+nv23.05-cp38-cp38-linux_aarch64.whl"),
+    ] {
+        let (code, v) = plan(&["--gpu", gpu, flag, value]);
+        assert_eq!(code, 0, "{gpu} {value}");
+        let r = &v["torch"]["recommended"];
+        assert_eq!(r["version"], version, "{gpu} {value}: {r}");
+        let cmd = r["command"].as_str().unwrap();
+        assert!(
+            cmd.starts_with("pip install https://developer.download.nvidia.com/") && cmd.contains(url),
+            "{gpu} {value}: {cmd}"
+        );
+    }
+    // JetPack 5.0 DP (L4T 34.1.1): the same jp/v502 1.13.0 wheel (the forum lists
+    // it for JetPack 5.0 / 5.0.2 / 5.1 / 5.1.1); on 5.1 the newer 2.0.0 wins.
+    let (_, v) = plan(&["--gpu", "Jetson AGX Orin", "--l4t", "34.1.1"]);
+    assert_eq!(v["torch"]["recommended"]["version"], "1.13.0a0");
+    // JetPack 4.4-4.5 (L4T 32.4.3-32.5.x): the forum's 1.10.0 wheel, on nvidia.box.com,
+    // saved under its wheel name first (pip refuses other file names).
+    let (code, v) = plan(&["--gpu", "Jetson Nano", "--jetpack", "4.5"]);
+    assert_eq!(code, 0);
+    let cmd = v["torch"]["recommended"]["command"].as_str().unwrap();
+    assert!(
+        cmd.starts_with(
+            "wget -O torch-1.10.0-cp36-cp36m-linux_aarch64.whl https://nvidia.box.com/"
+        ) && cmd.ends_with("pip3 install torch-1.10.0-cp36-cp36m-linux_aarch64.whl"),
+        "{cmd}"
+    );
+    // No JetPack row installs PyPI's `torch==X` (the CPU-only aarch64 wheel): every
+    // row has NVIDIA's download URL.
+    for w in gpukb_facts::builds::jetson_wheels() {
+        assert!(
+            w.wheel_url
+                .starts_with("https://developer.download.nvidia.com/compute/redist/jp/")
+                || (w.wheel_url.starts_with("https://nvidia.box.com/")
+                    && w.wheel_file.ends_with(".whl")),
+            "{}",
+            w.jetpack
+        );
+    }
+}
+
+#[test]
+fn a_jetpack_or_l4t_newer_than_the_tables_recommends_nothing() {
+    // jetson/data/jetpack.csv ends at JetPack 7.2 / L4T 39.2.0 (newcomer #7: JetPack
+    // 9.9 was given the JetPack 6.1 wheel).
+    for args in [
+        ["--gpu", "Jetson Orin NX", "--jetpack", "9.9"],
+        ["--gpu", "Jetson Orin NX", "--l4t", "40.0.0"],
+    ] {
+        let (code, v) = plan(&args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(v["torch"]["recommended"].is_null(), "{args:?}");
+        let note = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["code"] == "newer_than_data")
+            .unwrap_or_else(|| panic!("{args:?}: {}", v["notes"]));
+        let text = note["text"].as_str().unwrap();
+        assert!(text.contains("as of 20"), "{text}");
+        let c = cand(&v, "2.5.0a0", "nv24.08", "jetson-jetpack-6.1");
+        assert!(has(c, "newer_than_data", None) && c["runs"] == false, "{c}");
+        let c = cand(&v, "2.15.0", "cu132", "linux-aarch64");
+        assert_eq!(c["runs"], false, "{c}");
+    }
+}
+
+#[test]
+fn a_desktop_gpu_with_a_jetpack_is_refused() {
+    // newcomer #8: "--gpu RTX 4090 --jetpack 6.2" was silently an aarch64 Jetson with a 4090.
+    let e = plan_err(&["--gpu", "RTX 4090", "--jetpack", "6.2"]);
+    assert!(e.contains("not a Jetson GPU") && !e.contains('\n'), "{e}");
+    let e = plan_err(&["--gpu", "H100", "--l4t", "36.4.3"]);
+    assert!(e.contains("not a Jetson GPU"), "{e}");
+}
+
+#[test]
+fn aarch64_servers_see_the_cuda_builds_on_pytorchs_own_index() {
+    // pytorch/test-infra generate_binary_build_matrix.py: CUDA_AARCH64_ARCHES
+    // ["12.6-aarch64", "12.8-aarch64", "13.0-aarch64"] for 2.9-2.11; pytorch
+    // .ci/aarch64_linux/aarch64_ci_build.sh: 12.8 -> 8.0;9.0;10.0;12.0. GH200 on
+    // R550 (CUDA 12.4) runs 12.x builds under minor-version compatibility.
+    let (code, v) = plan(&[
+        "--gpu",
+        "NVIDIA GH200 480GB",
+        "--driver",
+        "550.127.05",
+        "--arch",
+        "aarch64",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(rec(&v), ("2.10.0".into(), "cu128".into(), "sass".into()));
+    let r = &v["torch"]["recommended"];
+    assert_eq!(r["index_url"], "https://download.pytorch.org/whl/cu128");
+    // Targets from the build script, not read from a wheel: not certain.
+    assert_eq!(r["certain"], false);
+    let c = cand(&v, "2.10.0", "cu128", "linux-aarch64");
+    assert_eq!(c["known_from"], "build_script");
+    assert_eq!(c["certain"], false);
+    assert_eq!(cand(&v, "2.9.0", "cu126", "linux-aarch64")["runs"], true);
+    // A variant known only from the matrix: listed, never recommended.
+    let c = cand(&v, "2.12.0", "cu126", "linux-aarch64");
+    assert_eq!(
+        (
+            c["known_from"].as_str(),
+            c["runs"].as_bool(),
+            c["certain"].as_bool()
+        ),
+        (Some("release_matrix"), Some(false), Some(false))
+    );
+    // GB200 (CC 10.0) on R570 (CUDA 12.8): the index's cu128 aarch64 build (sm_100).
+    let (_, v) = plan(&["--gpu", "NVIDIA GB200", "--driver", "570.133.20"]);
+    assert_eq!(v["machine"]["arch"], "aarch64");
+    assert_eq!(rec(&v).1, "cu128");
+    // DGX Spark (GB10, CC 12.1) on R580: the PyPI cu132 aarch64 wheel, read (sm_120).
+    let (_, v) = plan(&["--gpu", "NVIDIA GB10", "--driver", "580.95.05"]);
+    assert_eq!(rec(&v).0, "2.15.0");
+    let c = cand(&v, "2.15.0", "cu132", "linux-aarch64");
+    assert_eq!(
+        (c["known_from"].as_str(), c["certain"].as_bool()),
+        (Some("wheel_read"), Some(true))
+    );
+}
+
+#[test]
+fn containers_that_run_are_only_those_that_run_on_the_machine() {
+    // newcomer #11: NGC images were listed on H100 + driver 390.48 (R390 runs CUDA
+    // 9.1; H100 arrived with CUDA 11.8), on a machine without a driver, and next to
+    // "no CUDA build of torch runs".
+    let runs = |v: &Value| -> Vec<String> {
+        v["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["runs"] == true)
+            .map(|c| c["image"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (code, v) = plan(&["--gpu", "H100", "--driver", "390.48"]);
+    assert_eq!(code, 1);
+    assert!(runs(&v).is_empty(), "{:?}", runs(&v));
+    let (_, v) = plan(&[
+        "--replay",
+        fixture("broken/driver-not-installed").to_str().unwrap(),
+    ]);
+    assert!(runs(&v).is_empty(), "{:?}", runs(&v));
+    let (code, v) = plan(&["--gpu", "Jetson Orin NX", "--jetpack", "9.9"]);
+    assert_eq!(code, 1);
+    assert!(runs(&v).is_empty(), "{:?}", runs(&v));
+    // Where a CUDA build runs, images that run still show.
+    let (_, v) = plan(&["--gpu", "H200", "--driver", "580.95.05"]);
+    assert!(!runs(&v).is_empty());
+}
+
+#[test]
+fn a_candidate_shows_its_decisive_reason_first() {
+    // newcomer #12: GTX 1080 Ti + R535: 2.15.0+cu130's targets are not verified, but
+    // CUDA 13.0 needs driver >= 580 (RN 13.2 Table 2/3): the driver failure decides.
+    let (_, v) = plan(&["--gpu", "GTX 1080 Ti", "--driver", "535"]);
+    let c = cand(&v, "2.15.0", "cu130", X86);
+    assert_eq!(c["runs"], false);
+    assert_eq!(c["reasons"][0]["code"], "driver", "{c}");
+    assert!(has(c, "unknown", None));
+    // The text plan prints that reason.
+    let cli = gpukb_cli::Cli::try_parse_from([
+        "gpukb",
+        "plan",
+        "--gpu",
+        "GTX 1080 Ti",
+        "--driver",
+        "535",
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    gpukb_cli::run(&cli, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("2.15.0") && l.contains("cu130"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("driver:") && !line.contains("not verified"),
+        "{line}"
+    );
+}
+
+#[test]
+fn jetson_alternatives_name_the_indexes_that_exist() {
+    // newcomer #13: the KB's Jetson entries name pypi.jetson-ai-lab.io/jp6/cu126 for
+    // JetPack 6.1/6.2; plan names NVIDIA's jp/v61 wheel and, as an alternative, that index.
+    let (_, v) = plan(&["--gpu", "Jetson Orin NX", "--jetpack", "6.2"]);
+    let alts = v["torch"]["recommended"]["alternatives"].to_string();
+    assert!(alts.contains("pypi.jetson-ai-lab.io/jp6/cu126"), "{alts}");
+    // Thor: only the SBSA indexes seen to exist (sbsa/cu129, sbsa/cu130; kb-audit
+    // doubtful 2), never sbsa/cu132.
+    let (_, v) = plan(&["--gpu", "Jetson AGX Thor", "--jetpack", "7.0"]);
+    let alts = v["torch"]["recommended"]["alternatives"].to_string();
+    assert!(
+        alts.contains("sbsa/cu130") && !alts.contains("sbsa/cu132"),
+        "{alts}"
+    );
 }

@@ -24,7 +24,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RENAME = {
     "A100 (40GB/80GB, PCIe/SXM)": ("A100", "A100 PCIe;A100 SXM4;A100-SXM4-40GB;A100-SXM4-80GB;A100 80GB PCIe"),
     "H100 (PCIe/SXM/NVL)": ("H100", "H100 PCIe;H100 SXM5;H100 NVL;H100 80GB HBM3"),
-    "Jetson TX2 (TX2/TX2 NX/TX2i)": ("Jetson TX2", "TX2;TX2 NX;TX2i"),
+    # The Jetson aliases "Tegra X1", "Tegra X2", "Xavier", "Orin" are the names
+    # CUDA reports for those GPUs (cudaDeviceProp.name, as llama.cpp/ggml logs
+    # print them: "Device 0: NVIDIA Tegra X1, compute capability 5.3").
+    "Jetson TX2 (TX2/TX2 NX/TX2i)": ("Jetson TX2", "TX2;TX2 NX;TX2i;Tegra X2"),
+    "Jetson Nano": ("Jetson Nano", "Tegra X1"),
+    "Jetson AGX Xavier": ("Jetson AGX Xavier", "Xavier"),
+    "Jetson AGX Orin": ("Jetson AGX Orin", "Orin"),
     "Jetson AGX Thor (T5000)": ("Jetson AGX Thor", "Thor;T5000"),
     "DGX Spark (GB10)": ("DGX Spark", "GB10"),
     "Quadro P4000 (Quadro P-series)": ("Quadro P4000", ""),

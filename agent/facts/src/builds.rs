@@ -159,7 +159,32 @@ pub struct TorchWheel {
     pub as_of: String,
 }
 
+/// How a build's targets are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KnownFrom {
+    /// Read from the PyPI wheel itself (its libtorch_cuda.so; file and sha256 cited).
+    WheelRead,
+    /// The arch list PyTorch's build scripts set; the wheel was not read.
+    BuildScript,
+    /// Only that the variant was published (release/test-infra matrix): targets unknown.
+    ReleaseMatrix,
+    /// NVIDIA's Jetson wheel table (its JetPack's modules).
+    NvidiaJetson,
+}
+
 impl TorchWheel {
+    /// How this row's targets are known.
+    pub fn known_from(&self) -> KnownFrom {
+        if !self.wheel.is_empty() {
+            KnownFrom::WheelRead
+        } else if self.sass == Targets::Unknown {
+            KnownFrom::ReleaseMatrix
+        } else {
+            KnownFrom::BuildScript
+        }
+    }
+
     /// The images of the arch list, PTX at the ISA its toolkit emits.
     pub fn images(&self) -> Option<Vec<FatbinImage>> {
         images(&self.sass, &self.ptx, self.cuda)
@@ -238,6 +263,9 @@ pub struct JetsonWheel {
     pub sass: Vec<String>,
     pub index_url: String,
     pub wheel_url: String,
+    /// The wheel's file name where the URL does not end in it (NVIDIA's
+    /// nvidia.box.com links): pip needs a valid wheel file name.
+    pub wheel_file: String,
     pub source: String,
     pub as_of: String,
 }
@@ -274,6 +302,7 @@ pub fn jetson_wheels() -> &'static [JetsonWheel] {
                         .collect(),
                     index_url: g("index_url"),
                     wheel_url: g("wheel_url"),
+                    wheel_file: g("wheel_file"),
                     source: g("source"),
                     as_of: g("as_of"),
                 })

@@ -19,6 +19,10 @@ const TABLE_CSV: &str = include_str!("../data/nvidia_driver_gpus.csv");
 /// Where the table's columns come from, in full.
 pub const TABLE_SOURCE: &str = "NVIDIA supported-gpus.json of driver 590.48.01 (usr/share/nvidia-driver-assistant/supported-gpus/supported-gpus.json of NVIDIA's nvidia-driver-assistant_0.23.48.01-1_all.deb, https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/, built 2025-12-08, file sha256 02fb4c53…d9da); chip codes from the PCI ID Repository pci.ids (pciutils/pciids commit c1c1254, 2026-08-22)";
 
+/// [`TABLE_SOURCE`] in a few words.
+pub const TABLE_SOURCE_SHORT: &str =
+    "NVIDIA supported-gpus.json of driver 590.48.01 with pci.ids c1c1254";
+
 /// As-of date of the table (the driver release it was read from).
 pub const TABLE_AS_OF: &str = "2025-12-08";
 

@@ -137,13 +137,35 @@ pub struct ResolvedGpu {
     pub source: String,
 }
 
-/// Why a GPU name did not resolve: the nearest names in the table.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown GPU {given:?}; nearest names: {}", nearest.join(", "))]
+/// Why a GPU name did not resolve: the nearest names in the table, or
+/// (`no_cuda`) a GPU NVIDIA's table knows that predates CUDA.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownGpu {
     pub given: String,
     pub nearest: Vec<String>,
+    /// A known GPU without CUDA: what it is ("GeForce 6800 GT, chip NV40, last driver R304").
+    pub no_cuda: Option<String>,
 }
+
+impl std::fmt::Display for UnknownGpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.no_cuda {
+            Some(what) => write!(
+                f,
+                "GPU {:?} is {what}: it predates CUDA, no CUDA build runs on it",
+                self.given
+            ),
+            None => write!(
+                f,
+                "unknown GPU {:?}; nearest names: {}",
+                self.given,
+                self.nearest.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UnknownGpu {}
 
 fn row_resolved(r: &GpuRow, source: String) -> ResolvedGpu {
     ResolvedGpu {
@@ -155,8 +177,261 @@ fn row_resolved(r: &GpuRow, source: String) -> ResolvedGpu {
     }
 }
 
-/// Resolves a product name ("RTX 4060 Ti", "Tesla V100-SXM2-32GB"), a
-/// compute capability ("8.9", "sm_89") or a PCI id ("10de:2684").
+/// Where a compute capability read from a chip code comes from.
+pub const CHIP_CC_SOURCE: &str = "NVIDIA 'CUDA GPU Compute Capability' and 'Legacy CUDA GPU Compute Capability' pages (https://developer.nvidia.com/cuda-gpus, https://developer.nvidia.com/cuda-legacy-gpus) and CUDA C++ Programming Guide 'Compute Capabilities' (one CC per chip: GK104 3.0, GK110 3.5, GK210 3.7, GM107 5.0, GM20x 5.2, GP100 6.0, GP10x 6.1, GV100 7.0, TU1xx 7.5, GA100 8.0, GA10x 8.6, AD10x 8.9, GH100 9.0, GB100/GB102 10.0, GB110 10.3, GB20x 12.0, GB20B 12.1); the chip of a PCI id from NVIDIA's supported-gpus.json of 590.48.01 joined with pci.ids (pciutils/pciids c1c1254, 2026-08-22)";
+
+/// What a chip code says about CUDA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChipCc {
+    Cc(ComputeCapability),
+    /// Curie and older (NV1…NV4x, G7x, the C51–C73 chipset GPUs): no CUDA.
+    PreCuda,
+    Unknown,
+}
+
+/// The compute capability of a chip code as pci.ids writes it (`GK110BGL`,
+/// `GA107BM`, `G92M`, `C79`, `MCP89`, `GB20B`), or of a pci.ids name that
+/// starts with one. Sources: [`CHIP_CC_SOURCE`].
+pub fn chip_cc(chip: &str) -> ChipCc {
+    let code = chip.split([' ', '/', '[']).next().unwrap_or("").trim();
+    let cc = |a, b| ChipCc::Cc(ComputeCapability::new(a, b));
+    // Tegra chips first: GA10B is Orin, not a GA10x desktop part.
+    for (p, a, b) in [
+        ("GK20A", 3, 2),
+        ("GM20B", 5, 3),
+        ("GP10B", 6, 2),
+        ("GV10B", 7, 2),
+        ("GA10B", 8, 7),
+        ("GB10B", 11, 0),
+        ("GB20B", 12, 1),
+    ] {
+        if code.starts_with(p) {
+            return cc(a, b);
+        }
+    }
+    let letters: String = code.chars().take_while(char::is_ascii_alphabetic).collect();
+    let digits: String = code[letters.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let n: u32 = match digits.parse() {
+        Ok(n) => n,
+        Err(_) if letters == "nForce" => return ChipCc::PreCuda,
+        Err(_) => return ChipCc::Unknown,
+    };
+    match (letters.as_str(), n) {
+        ("NV", _) => ChipCc::PreCuda,
+        ("C", 51 | 61 | 67 | 68 | 73) => ChipCc::PreCuda,
+        ("C", 77..=79) | ("MCP", 78 | 79) => cc(1, 1),
+        ("MCP", 89) => cc(1, 2),
+        ("MCP", _) if code.starts_with("MCP7A") => cc(1, 1),
+        ("G", 70..=73) => ChipCc::PreCuda,
+        ("G", 80) => cc(1, 0),
+        ("G", 84 | 86 | 92 | 94 | 96 | 98) => cc(1, 1),
+        ("GT", 200) => cc(1, 3),
+        ("GT", 215..=218) => cc(1, 2),
+        ("GF", 100 | 110) => cc(2, 0),
+        ("GF", _) => cc(2, 1),
+        ("GK", 104 | 106 | 107) => cc(3, 0),
+        ("GK", 110 | 180 | 208) => cc(3, 5),
+        ("GK", 210) => cc(3, 7),
+        ("GM", 107 | 108) => cc(5, 0),
+        ("GM", 200 | 204 | 206) => cc(5, 2),
+        ("GP", 100) => cc(6, 0),
+        ("GP", 102..=108) => cc(6, 1),
+        ("GV", 100) => cc(7, 0),
+        ("TU", 102..=117) => cc(7, 5),
+        ("GA", 100) => cc(8, 0),
+        ("GA", 102..=107) => cc(8, 6),
+        ("AD", 102..=107) => cc(8, 9),
+        ("GH", 100) => cc(9, 0),
+        ("GB", 100 | 102) => cc(10, 0),
+        ("GB", 110) => cc(10, 3),
+        ("GB", 202..=207) => cc(12, 0),
+        _ => ChipCc::Unknown,
+    }
+}
+
+/// What NVIDIA's table (with pci.ids) says one row's chip is.
+fn row_chip_cc(r: &crate::driver_choice::DriverGpuRow) -> ChipCc {
+    let by_chip = match chip_cc(&r.chip) {
+        ChipCc::Unknown => chip_cc(&r.pci_name),
+        c => c,
+    };
+    match by_chip {
+        // No chip code: the branches that end GeForce 6/7-era and older GPUs
+        // (NVIDIA legacy GPU list: R304 and older) drive only pre-CUDA parts.
+        ChipCc::Unknown
+            if matches!(
+                r.legacy_branch.as_deref(),
+                Some("304" | "173.14" | "96.43" | "71.86")
+            ) =>
+        {
+            ChipCc::PreCuda
+        }
+        c => c,
+    }
+}
+
+/// The class a product name says (datacenter, workstation, GeForce, Jetson).
+fn class_from_name(name: &str, cc: ComputeCapability) -> GpuClass {
+    if crate::compat::is_tegra(cc.pair()) {
+        return GpuClass::Jetson;
+    }
+    let l = name.to_ascii_lowercase();
+    let first = norm(name);
+    let first = first.split(' ').next().unwrap_or("");
+    let datacenter_model = ["a", "h", "b", "l", "gh", "gb", "k", "m", "p", "v"]
+        .iter()
+        .any(|p| {
+            first
+                .strip_prefix(p)
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        });
+    if l.contains("geforce") || l.contains("titan") || l.contains("cmp ") {
+        GpuClass::Geforce
+    } else if l.contains("quadro")
+        || l.contains("rtx a")
+        || l.contains("rtx pro")
+        || l.contains("ada generation")
+        || l.contains("nvs")
+        || (first.starts_with('t')
+            && first[1..].bytes().all(|b| b.is_ascii_digit())
+            && first.len() > 3)
+    {
+        GpuClass::Workstation
+    } else if l.contains("tesla") || l.contains("grid") || datacenter_model {
+        GpuClass::Datacenter
+    } else {
+        GpuClass::Unknown
+    }
+}
+
+/// The name with its trailing form-factor, memory and MIG words dropped
+/// ("b300 sxm6 ac" → "b300", "a100 sxm4 40gb mig 1g 5gb" → "a100").
+fn core(n: &str) -> String {
+    let mut words: Vec<&str> = n.split(' ').filter(|w| !w.is_empty()).collect();
+    if let Some(i) = words.iter().position(|w| *w == "mig") {
+        words.truncate(i);
+    }
+    // A bare number is the model ("rtx 3060"), not a variant, here.
+    while words.len() > 1
+        && words
+            .last()
+            .is_some_and(|w| is_variant_word(w) && !w.bytes().all(|b| b.is_ascii_digit()))
+    {
+        words.pop();
+    }
+    words.join(" ")
+}
+
+/// A product of NVIDIA's table (by its name, or the rows of one PCI id): the
+/// lowest compute capability its chips have (a name NVIDIA gives two chips,
+/// "GeForce GT 730" on GK107 and GK208B, is planned for the older one).
+fn from_driver_rows(
+    given: &str,
+    rows: &[&'static crate::driver_choice::DriverGpuRow],
+) -> Option<Result<ResolvedGpu, UnknownGpu>> {
+    let first = rows.first()?;
+    let ccs: Vec<(ComputeCapability, &str)> = rows
+        .iter()
+        .filter_map(|r| match row_chip_cc(r) {
+            ChipCc::Cc(c) => Some((c, r.chip.as_str())),
+            _ => None,
+        })
+        .collect();
+    let name = if first.nvidia_name.is_empty() {
+        first
+            .pci_name
+            .split_once('[')
+            .map_or(first.pci_name.as_str(), |(_, b)| b.trim_end_matches(']'))
+            .to_string()
+    } else {
+        first.nvidia_name.clone()
+    };
+    let ids: Vec<String> = rows
+        .iter()
+        .map(|r| format!("10de:{:04x}", r.device))
+        .collect();
+    let Some(&(cc, chip)) = ccs.iter().min_by_key(|(c, _)| *c) else {
+        if rows.iter().any(|r| row_chip_cc(r) == ChipCc::PreCuda) {
+            return Some(Err(UnknownGpu {
+                given: given.to_string(),
+                nearest: Vec::new(),
+                no_cuda: Some(format!(
+                    "{name} ({}, {}{})",
+                    ids.join(", "),
+                    if first.pci_name.is_empty() {
+                        "no chip code"
+                    } else {
+                        first.pci_name.as_str()
+                    },
+                    first
+                        .legacy_branch
+                        .as_deref()
+                        .map(|b| format!(", last driver R{b}"))
+                        .unwrap_or_default()
+                )),
+            }));
+        }
+        return None;
+    };
+    // The canonical row of the CC table when the name's core is one of its names.
+    let want = core(&norm(&name));
+    if let Some(r) = gpu_table().iter().find(|r| {
+        r.cc == cc
+            && std::iter::once(&r.name)
+                .chain(&r.aliases)
+                .any(|n| core(&norm(n)) == want)
+    }) {
+        let mut g = row_resolved(
+            r,
+            format!(
+                "{}; {} {} ({})",
+                r.source,
+                ids.join(", "),
+                chip,
+                crate::driver_choice::TABLE_SOURCE_SHORT
+            ),
+        );
+        // A laptop or embedded part keeps NVIDIA's name (its chip may differ).
+        let n = norm(&name);
+        if n.split(' ')
+            .any(|w| matches!(w, "laptop" | "embedded" | "mobile"))
+        {
+            g.name = name.clone();
+        }
+        return Some(Ok(g));
+    }
+    let mut distinct: Vec<ComputeCapability> = ccs.iter().map(|(c, _)| *c).collect();
+    distinct.sort();
+    distinct.dedup();
+    let ambiguity = if distinct.len() > 1 {
+        format!(
+            "; NVIDIA gives this name to chips of CC {}: planned for the oldest (a PCI id tells which)",
+            distinct.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        String::new()
+    };
+    Some(Ok(ResolvedGpu {
+        name,
+        cc,
+        class: class_from_name(&first.nvidia_name, cc),
+        in_table: true,
+        source: format!(
+            "{} is a {chip} ({}); CC of the chip: {}{ambiguity}",
+            ids.join(", "),
+            crate::driver_choice::TABLE_SOURCE_SHORT,
+            CHIP_CC_SOURCE
+        ),
+    }))
+}
+
+/// Resolves a product name ("RTX 4060 Ti", "Tesla V100-SXM2-32GB", every name
+/// of NVIDIA's supported-gpus.json and the names NVML prints: "NVIDIA B300
+/// SXM6 AC", "NVIDIA A100-SXM4-40GB MIG 1g.5gb", "… Laptop GPU"), a compute
+/// capability ("8.9", "sm_89") or a PCI id ("10de:2684").
 pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
     let t = given.trim();
     let lower = t.to_ascii_lowercase();
@@ -164,31 +439,35 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
         .strip_prefix("10de:")
         .or_else(|| lower.strip_prefix("0x10de:"))
     {
-        if let Ok(dev) = u16::from_str_radix(id.trim_start_matches("0x"), 16) {
-            if let Some((_, _, gpu, src)) = pci_rows().iter().find(|(d, _, _, _)| *d == dev) {
-                if let Some(r) = gpu_table().iter().find(|r| &r.name == gpu) {
-                    return Ok(row_resolved(r, format!("{src}; {}", r.source)));
-                }
+        let dev = u16::from_str_radix(id.trim_start_matches("0x"), 16).ok();
+        if let Some((_, _, gpu, src)) =
+            dev.and_then(|dev| pci_rows().iter().find(|(d, _, _, _)| *d == dev))
+        {
+            if let Some(r) = gpu_table().iter().find(|r| &r.name == gpu) {
+                return Ok(row_resolved(r, format!("{src}; {}", r.source)));
             }
         }
-        let known = u16::from_str_radix(id.trim_start_matches("0x"), 16)
-            .ok()
-            .and_then(crate::driver_choice::lookup_device)
-            .filter(|r| !r.chip.is_empty());
+        let known = dev.and_then(crate::driver_choice::lookup_device);
+        if let Some(res) = known.and_then(|r| from_driver_rows(t, &[r])) {
+            return res;
+        }
         return Err(UnknownGpu {
             given: t.to_string(),
-            nearest: vec![match known {
+            nearest: vec![match known.filter(|r| !r.pci_name.is_empty()) {
                 Some(r) => format!(
-                    "(pci.ids names it {:?}, a {} chip; give the product name or its compute capability)",
-                    r.pci_name,
-                    crate::driver_choice::Generation::from_chip(&r.chip)
-                        .map_or("not-a-GPU", |g| g.word())
+                    "(pci.ids names it {:?}, not a GPU gpukb knows the compute capability of; give the product name or its compute capability)",
+                    r.pci_name
                 ),
                 None => "(PCI id not in the PCI ID table; give the product name or its compute capability)".into(),
             }],
+            no_cuda: None,
         });
     }
-    if lower.starts_with("sm_") || lower.chars().all(|c| c.is_ascii_digit() || c == '.') {
+    // "8.9", "sm_89", "89"; not "4090" (a model number).
+    let cc_like = lower.starts_with("sm_")
+        || (lower.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && (lower.contains('.') || lower.len() <= 3));
+    if cc_like {
         if let Ok(cc) = t.parse::<ComputeCapability>() {
             let known = gpu_table().iter().any(|r| r.cc == cc);
             let jetson = crate::compat::is_tegra(cc.pair());
@@ -211,14 +490,24 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
             .chain(r.aliases.clone())
             .collect::<Vec<_>>()
     };
-    // Exact (normalised), then the longest table name that the given text starts with
-    // ("Tesla V100-SXM2-32GB" → V100, "NVIDIA H100 80GB HBM3" → H100).
+    // 1. Exact (normalised) in the CC table.
     for r in gpu_table() {
         if names(r).iter().any(|n| norm(n) == want) {
             return Ok(row_resolved(r, r.source.clone()));
         }
     }
+    // 2. Exact in NVIDIA's own table (the names NVML prints).
+    let exact: Vec<_> = crate::driver_choice::driver_gpu_table()
+        .iter()
+        .filter(|r| !r.nvidia_name.is_empty() && norm(&r.nvidia_name) == want)
+        .collect();
+    if let Some(res) = from_driver_rows(t, &exact) {
+        return res;
+    }
+    // 3. The longest CC-table name the given text starts with, followed only by
+    // memory sizes, form factors and MIG words ("NVIDIA H100 80GB HBM3" → H100).
     let mut best: Option<(&GpuRow, usize)> = None;
+    let want_core = core(&want);
     for r in gpu_table() {
         for n in names(r) {
             let n = norm(&n);
@@ -226,9 +515,10 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
             // Only memory sizes and form factors may follow ("V100 SXM2 32GB"),
             // not another model word ("RTX 4070 Tie" is no RTX 4070).
             if !n.is_empty()
-                && want.starts_with(&n)
-                && boundary
-                && want[n.len()..].split_whitespace().all(is_variant_word)
+                && ((want.starts_with(&n)
+                    && boundary
+                    && want[n.len()..].split_whitespace().all(is_variant_word))
+                    || want_core == n)
                 && best.is_none_or(|(_, l)| n.len() > l)
             {
                 best = Some((r, n.len()));
@@ -238,9 +528,37 @@ pub fn resolve(given: &str) -> Result<ResolvedGpu, UnknownGpu> {
     if let Some((r, _)) = best {
         return Ok(row_resolved(r, r.source.clone()));
     }
+    // 4. NVIDIA's table by the core of the name ("NVIDIA GH200 480GB" → GH200 120GB's chip).
+    let by_core: Vec<_> = crate::driver_choice::driver_gpu_table()
+        .iter()
+        .filter(|r| !r.nvidia_name.is_empty() && core(&norm(&r.nvidia_name)) == want_core)
+        .collect();
+    if let Some(res) = from_driver_rows(t, &by_core) {
+        return res;
+    }
+    // 5. A vGPU name: "A100D-40C", "GRID A100D-4C" → the A100 (NVIDIA vGPU
+    // profiles name the board, then the frame buffer and series: 40C, 48Q).
+    let board: Vec<String> = want
+        .split(' ')
+        .filter(|w| *w != "grid")
+        .map(|w| {
+            let digits_d = w.strip_suffix('d').filter(|r| {
+                r.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && r.chars().last().is_some_and(|c| c.is_ascii_digit())
+            });
+            digits_d.unwrap_or(w).to_string()
+        })
+        .collect();
+    let board = board.join(" ");
+    if board != want {
+        if let Ok(r) = resolve(&board) {
+            return Ok(r);
+        }
+    }
     Err(UnknownGpu {
         given: t.to_string(),
         nearest: nearest(&want),
+        no_cuda: None,
     })
 }
 
@@ -251,12 +569,15 @@ fn is_variant_word(w: &str) -> bool {
     };
     w.bytes().all(|b| b.is_ascii_digit())
         || digits_then("gb")
+        || digits_then("g")
         || w.starts_with("sxm")
         || w.starts_with("hbm")
+        || w.starts_with("nvl")
+        // vGPU profiles: 4c, 48q, 8a, 2b.
+        || ["a", "b", "c", "q"].iter().any(|s| digits_then(s))
         || matches!(
             w,
             "pcie"
-                | "nvl"
                 | "gpu"
                 | "laptop"
                 | "mobile"
@@ -266,25 +587,53 @@ fn is_variant_word(w: &str) -> bool {
                 | "oem"
                 | "hgx"
                 | "nvlink"
+                | "ac"
+                | "embedded"
+                | "generation"
+                | "edition"
+                | "server"
+                | "workstation"
+                | "fhhl"
+                | "lhr"
+                | "with"
+                | "design"
+                | "nvgpu"
         )
 }
 
 /// The table names closest to `want` (word overlap, then edit distance).
 fn nearest(want: &str) -> Vec<String> {
     let words: Vec<&str> = want.split(' ').collect();
+    // The CC table's names first at equal overlap; NVIDIA's names of CUDA GPUs after.
     let mut scored: Vec<(i64, String)> = gpu_table()
         .iter()
-        .map(|r| {
-            let n = norm(&r.name);
+        .map(|r| (r.name.as_str(), 50))
+        .chain(
+            crate::driver_choice::driver_gpu_table()
+                .iter()
+                .filter(|r| !r.nvidia_name.is_empty() && matches!(row_chip_cc(r), ChipCc::Cc(_)))
+                .map(|r| (r.nvidia_name.as_str(), 0)),
+        )
+        .map(|(name, bonus)| {
+            let n = norm(name);
             let overlap = n.split(' ').filter(|w| words.contains(w)).count() as i64;
             (
-                overlap * 100 - edit_distance(&n, want) as i64,
-                r.name.clone(),
+                overlap * 100 + bonus - edit_distance(&n, want) as i64,
+                name.to_string(),
             )
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(3).map(|(_, n)| n).collect()
+    let mut out: Vec<String> = Vec::new();
+    for (_, n) in scored {
+        if !out.iter().any(|o| norm(o) == norm(&n)) {
+            out.push(n);
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -366,7 +715,107 @@ mod tests {
             }
         }
         assert!(lookup_pci(0x11c7).is_none_or(|r| r.cc.pair().0 == 3));
-        let e = resolve("10de:11c7").unwrap_err();
-        assert!(e.nearest[0].contains("Kepler"), "{e}");
+        // Resolved from its chip (GK106 = CC 3.0), not the GM107 product row.
+        let r = resolve("10de:11c7").unwrap();
+        assert_eq!(r.cc.to_string(), "3.0", "{r:?}");
+    }
+
+    #[test]
+    fn every_name_of_nvidias_table_and_nvml_resolves_with_its_cc() {
+        // NVIDIA supported-gpus.json (590.48.01): every CUDA GPU resolves with
+        // the CC of its chip; pre-CUDA GPUs are known as such.
+        let mut bad = Vec::new();
+        for r in crate::driver_choice::driver_gpu_table() {
+            if r.nvidia_name.is_empty() {
+                continue;
+            }
+            match resolve(&r.nvidia_name) {
+                Ok(g) => {
+                    if let ChipCc::Cc(c) = row_chip_cc(r) {
+                        // A name NVIDIA gives several chips plans for the oldest.
+                        if g.cc.pair().0 != c.pair().0 && g.cc > c {
+                            bad.push(format!(
+                                "{} -> {} but chip {} is {c}",
+                                r.nvidia_name, g.cc, r.chip
+                            ));
+                        }
+                    }
+                }
+                Err(e) if e.no_cuda.is_some() && row_chip_cc(r) == ChipCc::PreCuda => {}
+                Err(e) => bad.push(format!("{:04x} {}: {e}", r.device, r.nvidia_name)),
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{} unresolved:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+        // Names NVML / nvidia-smi print (NVIDIA's table for the device ids; the
+        // Blackwell Ultra, Hopper and laptop CCs from NVIDIA's CC page).
+        for (name, cc) in [
+            ("NVIDIA B300 SXM6 AC", "10.3"),
+            ("NVIDIA GB300", "10.3"),
+            ("NVIDIA H100 80GB HBM3", "9.0"),
+            ("NVIDIA GH200 480GB", "9.0"),
+            ("NVIDIA GH200 144G HBM3e", "9.0"),
+            ("NVIDIA GeForce RTX 4090 Laptop GPU", "8.9"),
+            ("NVIDIA A100-SXM4-40GB MIG 1g.5gb", "8.0"),
+            ("NVIDIA A100-PCIE-40GB", "8.0"),
+            ("NVIDIA H100 NVL", "9.0"),
+            (
+                "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+                "12.0",
+            ),
+            ("NVIDIA RTX 6000 Ada Generation", "8.9"),
+            ("NVIDIA GeForce RTX 3050 A Laptop GPU", "8.9"),
+            ("NVIDIA GB10", "12.1"),
+            ("NVIDIA GB200", "10.0"),
+            ("Tesla P40", "6.1"),
+            ("NVIDIA A10G", "8.6"),
+            ("10de:2330", "9.0"),
+            ("10de:3182", "10.3"),
+            ("10de:1b06", "6.1"),
+        ] {
+            let r = resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(r.cc.to_string(), cc, "{name}: {r:?}");
+        }
+        for (name, want) in [
+            // The model number is not a variant word: not "RTX 3090".
+            (
+                "NVIDIA GeForce RTX 3060 Laptop GPU",
+                "NVIDIA GeForce RTX 3060 Laptop GPU",
+            ),
+            ("Quadro RTX 4000 with Max-Q Design", "Quadro RTX 4000"),
+            (
+                "NVIDIA GeForce GTX 1650 with Max-Q design",
+                "GeForce GTX 1650",
+            ),
+            // vGPU names (board, then profile).
+            ("GRID A100D-4C", "A100"),
+            ("NVIDIA A40-48Q", "A40"),
+            // CUDA's device names on Jetson (as ggml logs them: "Device 0: Orin,
+            // compute capability 8.7").
+            ("Orin (nvgpu)", "Jetson AGX Orin"),
+            ("Xavier", "Jetson AGX Xavier"),
+            ("NVIDIA Tegra X1", "Jetson Nano"),
+            ("NVIDIA Tegra X2", "Jetson TX2"),
+        ] {
+            let r = resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(r.name.starts_with(want), "{name} -> {}", r.name);
+        }
+        assert!(resolve("4090").is_err_and(|e| e.nearest.iter().any(|n| n.contains("4090"))));
+        assert_eq!(resolve("NVIDIA B300 SXM6 AC").unwrap().name, "B300");
+        assert_eq!(
+            resolve("NVIDIA B300 SXM6 AC").unwrap().class,
+            GpuClass::Datacenter
+        );
+        let e = resolve("GeForce 6800 GT").unwrap_err();
+        assert!(
+            e.no_cuda.is_some() && e.to_string().contains("predates CUDA"),
+            "{e}"
+        );
+        let e = resolve("NVIDIA B3000 SXM6").unwrap_err();
+        assert!(e.nearest.iter().any(|n| n.contains("B300")), "{e}");
     }
 }

@@ -10,7 +10,7 @@
 //! forward compatibility, ties to the PyPI default; else the newest that
 //! runs through PTX JIT, marked so; none when no CUDA build runs.
 
-use crate::builds::{self, Arch, JetsonWheel, PyVersion, Release, Targets, TorchWheel};
+use crate::builds::{self, Arch, JetsonWheel, KnownFrom, PyVersion, Release, Targets, TorchWheel};
 use crate::compat::{self, BranchCuda, DriverCompat, Outcome};
 use crate::gpus::GpuClass;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
@@ -99,6 +99,34 @@ impl MachineFacts {
         j.l4t
             .and_then(|l| gpukb_jetson::jetpack_major_for_r(l.major))
             .or_else(|| j.jetpack.as_deref()?.split('.').next()?.parse().ok())
+    }
+
+    /// Why this Jetson is newer than the tables: a JetPack above the newest
+    /// JetPack, or an L4T above the newest L4T, of the JetPack table. Nothing
+    /// in the tables is known to run there.
+    fn jetson_newer_than_data(&self) -> Option<String> {
+        let j = self.jetson.as_ref()?;
+        let table = gpukb_jetson::tables::jetpack_table();
+        let newest = table
+            .iter()
+            .filter_map(|r| Some((gpukb_jetson::version::major_minor(&r.jetpack)?, r)))
+            .max_by_key(|(mm, r)| (*mm, r.l4t))?;
+        let as_of = jetson_as_of();
+        if let Some(jp) = &j.jetpack {
+            if gpukb_jetson::version::major_minor(jp).is_some_and(|mm| mm > newest.0) {
+                return Some(format!(
+                    "JetPack {jp} is newer than my JetPack and Jetson wheel tables (newest JetPack {}, L4T {}; as of {as_of}): nothing in them is known to run on it",
+                    newest.1.jetpack, newest.1.l4t
+                ));
+            }
+        }
+        let latest = gpukb_jetson::tables::latest_known_l4t()?;
+        match j.l4t {
+            Some(l) if l > latest && l.major > latest.major => Some(format!(
+                "L4T {l} is newer than my JetPack and Jetson wheel tables (newest L4T {latest}; as of {as_of}): nothing in them is known to run on it"
+            )),
+            _ => None,
+        }
     }
 
     /// The JetPack table row for this L4T, when known.
@@ -302,6 +330,8 @@ pub struct Candidate {
     pub reasons: Vec<Reason>,
     pub index_url: Option<String>,
     pub pypi_default: bool,
+    /// How the build's GPU targets are known (`wheel_read`, `build_script`, …).
+    pub known_from: KnownFrom,
     pub source: String,
     pub as_of: String,
     #[serde(skip)]
@@ -594,6 +624,9 @@ fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Ju
             if let Err(e) = compat::branch_supports_gpu(version.branch(), g.cc.pair()) {
                 out.runs = false;
                 out.reasons.push(reason(Code::Driver, Some(offset + i), format!("{}: {e}", g.name), "NVIDIA legacy GPU list; CUDA 12.8 release notes (Blackwell); compat-facts.md §1c"));
+            } else if let Some(why) = driver_predates_gpu(m, g) {
+                out.runs = false;
+                out.reasons.push(reason(Code::Driver, Some(offset + i), why, "compat-facts.md §1d (CUDA release notes: the CUDA version that added each compute capability); CUDA 13.2 Update 2 release notes Table 3"));
             }
         }
     }
@@ -661,6 +694,31 @@ fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Ju
     }
 }
 
+/// A driver older than a GPU: the GPU arrived with a CUDA newer than the
+/// driver's branch runs natively, so the driver does not drive it at all
+/// (forward compatibility cannot help: newcomer #11, H100 on 390.48).
+fn driver_predates_gpu(m: &MachineFacts, g: &GpuFact) -> Option<String> {
+    let DriverFact::Known { version, .. } = &m.driver else {
+        return None;
+    };
+    // A GPU newer than the tables has no known first CUDA; Jetson's driver is L4T's.
+    if g.is_tegra() || g.newer_than_data() || !g.in_table {
+        return None;
+    }
+    let BranchCuda::Known(dc) = compat::branch_cuda(version.branch()) else {
+        return None;
+    };
+    let first = compat::first_cuda_for_cc(g.cc.pair());
+    (first > dc).then(|| {
+        format!(
+            "{} (CC {}) arrived with CUDA {first}; driver {version} (R{}) runs CUDA {dc} and does not drive it",
+            g.name,
+            g.cc,
+            version.branch()
+        )
+    })
+}
+
 fn driver_text(d: &DriverFact) -> String {
     match d {
         DriverFact::Known { version, .. } => version.to_string(),
@@ -701,6 +759,10 @@ fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
         }
         _ => {}
     }
+    if w.cuda.is_some() && m.is_jetson() && judge_jetson_newer(m, &mut out) {
+        judge_python(m, &w.python, &w.release, &mut out);
+        return out;
+    }
     if w.cuda.is_some() && m.is_jetson() {
         match m.jetpack_major() {
             Some(j) if j >= 7 => {}
@@ -725,6 +787,18 @@ fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
         }
     }
     judge_python(m, &w.python, &w.release, &mut out);
+    // An aarch64 CUDA build only on PyTorch's index: its arch list is what the
+    // build script sets (filtered per CUDA version on aarch64, compat-facts
+    // errata 5), never read from a wheel: the verdict stays uncertain.
+    if w.cuda.is_some() && w.arch == Arch::Aarch64 && w.known_from() == KnownFrom::BuildScript {
+        out.certain = false;
+        out.reasons.push(reason(
+            Code::Unknown,
+            None,
+            format!("this aarch64 build is on PyTorch's index only ({}): its GPU targets are the build script's arch list, not read from the wheel", w.index_url),
+            &w.source,
+        ));
+    }
     let Some(cuda) = w.cuda else {
         out.reasons.push(reason(
             Code::Ok,
@@ -765,6 +839,9 @@ fn judge_jetson(w: &JetsonWheel, m: &MachineFacts, offset: usize) -> Judged {
             ),
             &w.source,
         ));
+        return out;
+    }
+    if judge_jetson_newer(m, &mut out) {
         return out;
     }
     match m.l4t() {
@@ -830,6 +907,28 @@ fn l4t_newer_than_data(l: L4tVersion) -> bool {
     }
 }
 
+/// As-of date of the Jetson tables (the newest row of `jetson_wheels.csv`).
+fn jetson_as_of() -> String {
+    builds::jetson_wheels()
+        .iter()
+        .map(|w| w.as_of.as_str())
+        .max()
+        .unwrap_or(compat::DRIVER_TABLE_AS_OF)
+        .to_string()
+}
+
+/// A Jetson newer than the tables: no CUDA build is known to run (issue 23 §5).
+fn judge_jetson_newer(m: &MachineFacts, out: &mut Judged) -> bool {
+    let Some(why) = m.jetson_newer_than_data() else {
+        return false;
+    };
+    out.runs = false;
+    out.certain = false;
+    out.reasons
+        .push(reason(Code::NewerThanData, None, why, SRC_JETSON));
+    true
+}
+
 fn combine(parts: Vec<Judged>) -> Judged {
     let mut out = Judged {
         runs: true,
@@ -886,6 +985,7 @@ fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
             reasons: j.reasons,
             index_url: Some(w.index_url.clone()),
             pypi_default: w.pypi_default,
+            known_from: w.known_from(),
             source: w.source.clone(),
             as_of: w.as_of.clone(),
             kind: Kind::Official(w.clone()),
@@ -906,6 +1006,7 @@ fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
             reasons: j.reasons,
             index_url: (!w.index_url.is_empty()).then(|| w.index_url.clone()),
             pypi_default: false,
+            known_from: KnownFrom::NvidiaJetson,
             source: w.source.clone(),
             as_of: w.as_of.clone(),
             kind: Kind::Jetson(w.clone()),
@@ -1005,24 +1106,55 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
                 String::new()
             };
             if w.arch == Arch::Aarch64 && machines.iter().any(MachineFacts::is_jetson) {
+                // Only the SBSA indexes seen to exist (sbsa/cu129, sbsa/cu130;
+                // kb-audit doubtful 2: no sbsa/cu132): the index's own build.
+                let index = if w.variant == "cu129" {
+                    "cu129"
+                } else {
+                    "cu130"
+                };
                 alternatives.push(Alternative {
                     tool: "jetson-ai-lab".into(),
-                    command: format!("pip install torch --index-url https://pypi.jetson-ai-lab.io/sbsa/{}", w.variant),
-                    note: "the community index for Thor (SBSA), not the jp7 one; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01".into(),
+                    command: format!("pip install torch --index-url https://pypi.jetson-ai-lab.io/sbsa/{index}"),
+                    note: format!("the community index for Thor (SBSA), not the jp7 one: its own torch build for CUDA {index}, not the {} build above; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01", w.variant),
                 });
             }
             (cmd, format!("newest torch whose build runs {} on every GPU; {} is the newest CUDA the driver runs{default}{missing}", via_text(c.via), w.variant))
         }
         Kind::Jetson(w) => {
+            // NVIDIA's wheel by its download URL: `pip install torch==X` on
+            // aarch64 would fetch PyPI's CPU-only wheel (kb-audit E5).
             let cmd = if w.wheel_url.is_empty() {
                 format!(
-                    "pip install torch=={} (NVIDIA's JetPack {} wheel: see {})",
-                    w.release, w.jetpack, w.source
+                    "# no pip command: download NVIDIA's JetPack {} wheel (torch {}) from {}",
+                    w.jetpack,
+                    w.release,
+                    if w.index_url.is_empty() {
+                        &w.source
+                    } else {
+                        &w.index_url
+                    }
+                )
+            } else if !w.wheel_file.is_empty() {
+                // pip refuses a URL whose last part is not a wheel file name.
+                format!(
+                    "wget -O {f} {} && pip3 install {f}",
+                    w.wheel_url,
+                    f = w.wheel_file
                 )
             } else {
                 format!("pip install {}", w.wheel_url)
             };
             let l4t = m0.l4t().map_or("r36.4.0".into(), |l| format!("r{l}"));
+            // The index the KB's Jetson entries name for JetPack 6.1/6.2 (CUDA 12.6):
+            // plan and search name the same sources (newcomer #13).
+            if w.cuda == Some(CudaVersion::new(12, 6)) {
+                alternatives.push(Alternative {
+                    tool: "jetson-ai-lab".into(),
+                    command: "pip install torch torchvision --index-url https://pypi.jetson-ai-lab.io/jp6/cu126".into(),
+                    note: "the community index the KB's Jetson entries name for JetPack 6.1/6.2 (CUDA 12.6): newer torch builds than NVIDIA's redist; it moved domains and lost wheels before (dusty-nv/jetson-containers#1462); as of 2026-12-01".into(),
+                });
+            }
             alternatives.push(Alternative {
                 tool: "jetson-containers".into(),
                 command: "jetson-containers run $(autotag pytorch)".into(),
@@ -1188,7 +1320,62 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
         } else {
             ComputeCapability::new(5, 0)
         };
+        if let Some(why) = m.jetson_newer_than_data() {
+            runs = false;
+            reasons.push(reason(
+                Code::NewerThanData,
+                None,
+                format!("{}: {why}", m.label),
+                SRC_JETSON,
+            ));
+        }
+        if m.gpus.is_empty() {
+            runs = false;
+            reasons.push(match &m.gpus_unknown {
+                Some(why) => reason(
+                    Code::Unknown,
+                    None,
+                    format!("{}: the GPUs are unknown ({why})", m.label),
+                    "machine facts",
+                ),
+                None => reason(
+                    Code::Arch,
+                    None,
+                    format!(
+                        "{}: no NVIDIA GPU: the image's CUDA has nothing to run on",
+                        m.label
+                    ),
+                    "machine facts",
+                ),
+            });
+        }
+        if let DriverFact::Absent(why) = &m.driver {
+            runs = false;
+            reasons.push(reason(
+                Code::Driver,
+                None,
+                format!(
+                    "{}: no NVIDIA driver ({why}): containers use the host's driver",
+                    m.label
+                ),
+                "NVIDIA Container Toolkit: the driver stays on the host",
+            ));
+        }
         for (i, g) in m.gpus.iter().enumerate() {
+            if let DriverFact::Known { version, .. } = &m.driver {
+                let unsupported = compat::branch_supports_gpu(version.branch(), g.cc.pair())
+                    .err()
+                    .or_else(|| driver_predates_gpu(m, g));
+                if let Some(e) = unsupported {
+                    runs = false;
+                    reasons.push(reason(
+                        Code::Driver,
+                        Some(offset + i),
+                        format!("{}: {e}", g.name),
+                        "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
+                    ));
+                }
+            }
             let first = compat::first_cuda_for_cc(g.cc.pair());
             if first > c.cuda {
                 runs = false;
@@ -1350,6 +1537,9 @@ fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
             }
         }
         offset += m.gpus.len();
+        if let Some(why) = m.jetson_newer_than_data() {
+            out.push(reason(Code::NewerThanData, None, why, SRC_JETSON));
+        }
         if let Some(l) = m.l4t() {
             if let gpukb_jetson::tables::L4tLookup::Unknown {
                 inferred_jetpack_major,
@@ -1401,10 +1591,62 @@ fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
     out
 }
 
+/// Definite failures first (driver, arch, Python, platform, JetPack), then
+/// what is unknown or newer than the data, then the rest, each group in its
+/// order: a candidate's first failing reason is its decisive one (a certain
+/// driver failure before "targets not verified", newcomer #12).
+fn sort_reasons(reasons: &mut [Reason]) {
+    reasons.sort_by_key(|r| match r.code {
+        Code::Driver | Code::Arch | Code::Python | Code::Platform | Code::Jetpack => 0,
+        Code::NewerThanData | Code::Unknown => 1,
+        Code::Ok | Code::PtxJit | Code::ForwardCompat => 2,
+    });
+}
+
+/// The NGC images carry a CUDA build of torch: where no CUDA build of torch
+/// runs on the machine for a reason that holds inside a container too (its
+/// GPU, driver or platform; not the host's Python), no image runs either
+/// (newcomer #11).
+fn consistent_containers(
+    mut containers: Vec<ContainerVerdict>,
+    cands: &[Candidate],
+) -> Vec<ContainerVerdict> {
+    let cuda: Vec<&Candidate> = cands.iter().filter(|c| c.cuda().is_some()).collect();
+    let any_runs = cuda.iter().any(|c| c.runs);
+    let python_only = cuda.iter().any(|c| {
+        let failing: Vec<Code> = c
+            .reasons
+            .iter()
+            .map(|r| r.code)
+            .filter(|k| !matches!(k, Code::Ok | Code::PtxJit | Code::ForwardCompat))
+            .collect();
+        !failing.is_empty() && failing.iter().all(|k| *k == Code::Python)
+    });
+    if cuda.is_empty() || any_runs || python_only {
+        return containers;
+    }
+    for c in containers.iter_mut().filter(|c| c.runs) {
+        c.runs = false;
+        c.reasons.insert(
+            0,
+            reason(
+                Code::Unknown,
+                None,
+                "no CUDA build of torch runs on this machine (GPU, driver or platform), so the image's build does not either",
+                "the plan's candidates",
+            ),
+        );
+    }
+    containers
+}
+
 /// Plans for `machines` (at least one) within `spec`.
 pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
     let several = machines.len() > 1;
-    let cands = candidates(machines, spec);
+    let mut cands = candidates(machines, spec);
+    for c in &mut cands {
+        sort_reasons(&mut c.reasons);
+    }
     let picked = pick(&cands, machines).cloned();
     let recommended = picked.as_ref().map(|c| recommend(c, machines));
     let mut as_of: Vec<&str> = cands.iter().map(|c| c.as_of.as_str()).collect();
@@ -1432,10 +1674,13 @@ pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
         notes: notes(machines, spec),
         driver: plan_driver(machines, picked.as_ref()),
         toolkit: plan_toolkit(machines, picked.as_ref()),
-        containers: builds::containers()
-            .iter()
-            .map(|c| judge_container(c, machines))
-            .collect(),
+        containers: consistent_containers(
+            builds::containers()
+                .iter()
+                .map(|c| judge_container(c, machines))
+                .collect(),
+            &cands,
+        ),
         torch: TorchPlan {
             recommended,
             candidates: cands,
