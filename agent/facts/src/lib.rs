@@ -13,6 +13,7 @@ pub mod compat;
 pub mod driver_choice;
 pub mod fingerprint;
 pub mod gpus;
+pub mod machine;
 pub mod measured;
 pub mod plan;
 pub mod read;

@@ -15,13 +15,12 @@ use super::{Choice, Finding, FixStep, RunsOn};
 use crate::effect::{effects_of, Effect};
 use gpukb_facts::driver_choice::{recommend, DriverRecommendation, Flavour, GpuIdentity, NoDriver};
 use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
-use gpukb_facts::select::{pick_torch, TorchBuild, TORCH_BUILDS_AS_OF};
+use gpukb_facts::plan::{plan, MachineFacts, TorchSpec};
 use gpukb_facts::{ComputeCapability, CudaVersion};
 
-/// The planner's pinned command for this build (`gpukb plan` shows the same).
-fn install_torch(b: &TorchBuild) -> String {
-    b.command
-        .replacen("pip install ", "pip install --force-reinstall ", 1)
+/// The planner's pinned command, reinstalling over the build that is there.
+fn install_torch(command: &str) -> String {
+    command.replacen("pip install ", "pip install --force-reinstall ", 1)
 }
 
 fn step(
@@ -431,31 +430,34 @@ pub(super) fn none(_: &View, _: &Finding) -> Vec<FixStep> {
     Vec::new()
 }
 
-/// The torch build whose kernels cover every GPU here and whose CUDA this driver runs.
+/// The torch build `gpukb plan` recommends for this machine (the same
+/// conversion of the fingerprint, the same rules, the same command).
 pub(super) fn torch_build(v: &View, _: &Finding) -> Vec<FixStep> {
-    let mut ccs = ccs(v);
-    ccs.sort();
-    ccs.dedup();
-    let driver_cuda = driver_cuda(v);
-    match pick_torch(&ccs, driver_cuda) {
-        Some(b) if !ccs.is_empty() => vec![step(
+    let machine = MachineFacts::from_fingerprint(v.fp, "this machine");
+    let p = plan(&[machine], &TorchSpec::default());
+    match p.torch.recommended {
+        Some(r) => vec![step(
             format!(
-                "Install torch {}+{}: it carries SASS for {} and this driver (CUDA {}) runs CUDA {}.{} (torch builds as of {TORCH_BUILDS_AS_OF})",
-                b.torch, b.variant,
-                ccs.iter().map(|c| format!("sm_{}", c.sm())).collect::<Vec<_>>().join(", "),
-                driver_cuda.map(|c| c.to_string()).unwrap_or("?".into()),
-                b.cuda.0, b.cuda.1
+                "Install torch {}+{}, the build `gpukb plan` recommends here: {} (torch builds as of {})",
+                r.version, r.variant, r.why, p.as_of
             ),
-            &[install_torch(b)],
+            &[install_torch(&r.command)],
             None,
             true,
         )],
-        _ => vec![step(
-            "No current torch build runs on both this GPU and this driver: upgrade the driver first, or build torch from source with TORCH_CUDA_ARCH_LIST set to the GPU's compute capability",
-            &["git clone --recursive https://github.com/pytorch/pytorch && cd pytorch && TORCH_CUDA_ARCH_LIST=\"<CC>\" python setup.py develop".into()],
-            None,
-            false,
-        )],
+        None => {
+            let why = p
+                .notes
+                .first()
+                .map(|n| n.text.clone())
+                .unwrap_or_else(|| "no build in gpukb's tables runs on both this GPU and this driver".into());
+            vec![step(
+                format!("No torch build `gpukb plan` knows runs here ({why}): upgrade the driver first, or build torch from source for this GPU's compute capability"),
+                &["gpukb plan --all   # every build and why it does not run".into()],
+                None,
+                false,
+            )]
+        }
     }
 }
 

@@ -246,3 +246,59 @@ fn the_driver_fix_without_a_compute_capability_follows_the_pci_id() {
         assert!(!install.contains(not), "{id}: {install}");
     }
 }
+
+/// The doctor's torch fix is `gpukb plan`'s recommendation for the same
+/// fingerprint, or neither proposes one (issue 23: doctor used to plan for a
+/// made-up x86_64 machine: a V100 on aarch64 got "Install torch 2.14.1+cu126").
+#[test]
+fn the_doctors_torch_fix_is_the_plans_recommendation() {
+    use gpukb_facts::plan::{plan, MachineFacts, TorchSpec};
+    let mut machines: Vec<(String, gpukb_agent::Fingerprint)> = Vec::new();
+    for v in gen::generate(SEED) {
+        let fp = match &v.input {
+            Input::Capture(m) => m.observe(),
+            Input::Observed(fp) => (**fp).clone(),
+        };
+        machines.push((v.name, fp));
+    }
+    for name in recorded_captures() {
+        let mut m = machine::Machine::load(&name);
+        machines.push((name.clone(), m.observe()));
+        m.answer(
+            "host.arch",
+            gpukb_agent::host::Recorded::Ok(serde_json::json!("aarch64")),
+        );
+        machines.push((format!("{name} on aarch64"), m.observe()));
+    }
+    let mut proposed = 0;
+    for (name, fp) in &machines {
+        let p = plan(
+            &[MachineFacts::from_fingerprint(fp, "this machine")],
+            &TorchSpec::default(),
+        );
+        let d = diagnose(fp, name, None);
+        for f in &d.findings {
+            for s in &f.fixes {
+                let installs = s
+                    .commands
+                    .iter()
+                    .find(|c| c.contains("install --force-reinstall torch=="));
+                let Some(c) = installs else { continue };
+                proposed += 1;
+                let r = p.torch.recommended.as_ref().unwrap_or_else(|| {
+                    panic!("{name}: doctor proposes `{c}` but plan recommends nothing")
+                });
+                assert!(
+                    c.replace(" --force-reinstall", "") == r.command,
+                    "{name}: doctor `{c}` vs plan `{}`",
+                    r.command
+                );
+            }
+        }
+    }
+    println!("{} machines, {proposed} torch fixes", machines.len());
+    assert!(proposed > 5, "only {proposed} torch fixes proposed");
+    assert!(machines
+        .iter()
+        .any(|(n, _)| n == "broken/torch-drops-volta on aarch64"));
+}
