@@ -110,6 +110,16 @@ pub struct AgentArgs {
 #[allow(clippy::disallowed_methods)] // where gpukb keeps its own state, not machine state
 pub fn db_path(db: &Option<PathBuf>) -> anyhow::Result<PathBuf> {
     if let Some(p) = db {
+        // The history goes where the user said, in a directory that exists: a
+        // typo in --db should not leave a new directory tree behind.
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "--db {}: the directory {} does not exist (create it first)",
+                p.display(),
+                dir.display()
+            );
+        }
         return Ok(p.clone());
     }
     gpukb_monitor::paths::default_db(&|k| std::env::var(k).ok(), gpukb_monitor::paths::is_root())

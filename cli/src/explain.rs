@@ -43,6 +43,10 @@ fn codes(args: &[String]) -> Vec<String> {
 /// Runs `gpukb explain`: exit 0 when every code was found, 1 otherwise.
 pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let words: usize = args.code.iter().map(|a| a.split_whitespace().count()).sum();
+    anyhow::ensure!(
+        words > 0,
+        "no code given: try `gpukb explain 209`, `gpukb explain CUDA_ERROR_NO_DEVICE` or `gpukb explain xid 79`"
+    );
     let joined = args.code.join(" ");
     if words > 3 || joined.contains(": ") {
         anyhow::bail!(

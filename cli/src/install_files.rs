@@ -2,6 +2,7 @@
 //! argument parser itself so they never drift from it: `gpukb completions
 //! SHELL` (clap_complete) and `gpukb man` (a roff man page, clap_mangen).
 
+use anyhow::Context;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -40,7 +41,12 @@ pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> anyhow::Resul
         Shell::Powershell => S::PowerShell,
     };
     let mut cmd = crate::command();
-    clap_complete::generate(shell, &mut cmd, "gpukb", out);
+    // Generated into memory first: clap_complete panics on a failed write (a
+    // full disk); gpukb reports it in one line and exits 2.
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "gpukb", &mut buf);
+    out.write_all(&buf).context("writing the completions")?;
+    out.flush().context("writing the completions")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -65,6 +65,14 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match &args.command {
         KbCommand::List { category, json } => {
             let kb = Kb::open()?;
+            if let Some(c) = category {
+                let known: Vec<String> = kb.categories()?.into_iter().map(|r| r.0).collect();
+                anyhow::ensure!(
+                    known.iter().any(|k| k == c),
+                    "unknown category {c:?}; the categories are: {}",
+                    known.join(", ")
+                );
+            }
             let rows = kb.list(category.as_deref())?;
             if *json {
                 serde_json::to_writer_pretty(&mut *out, &rows)?;

@@ -66,6 +66,14 @@ impl MachineArgs {
                 "--root {}: this is a capture written by `gpukb capture`: use --replay {0}",
                 dir.display()
             );
+            let looks_like_root = ["etc", "usr", "proc", "sys", "lib", "opt"]
+                .iter()
+                .any(|d| dir.join(d).exists());
+            anyhow::ensure!(
+                looks_like_root,
+                "--root {}: it looks empty (no etc, usr, lib, opt, proc or sys in it): give the root directory of a copied filesystem",
+                dir.display()
+            );
             if let Some(parent) = dir.parent().filter(|p| p.join("capture.json").is_file()) {
                 anyhow::bail!(
                     "--root {}: these are the files of a capture, without its NVML/CUDA answers: use --replay {}",
@@ -169,20 +177,49 @@ pub(crate) fn deadlines(args: &MachineArgs) -> gpukb_agent::Settings {
 #[allow(clippy::disallowed_methods)] // a file the user named, not machine state
 pub fn read_user_bytes(path: &std::path::Path, max: u64) -> anyhow::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    let file = match std::fs::File::open(path) {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // Opened without blocking: a FIFO with no writer would otherwise block
+    // `open` for ever; with O_NONBLOCK it opens, and a read sees EOF at once.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
     };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(!meta.is_dir(), "{} is a directory", path.display());
+    let fifo = meta.file_type().is_fifo();
+    let deadline = std::time::Instant::now() + USER_PIPE_WAIT;
+    let mut bytes = Vec::new();
+    let mut src = file.take(max + 1);
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                anyhow::ensure!(
+                    std::time::Instant::now() < deadline,
+                    "{} gave no data within {} s",
+                    path.display(),
+                    USER_PIPE_WAIT.as_secs()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
     anyhow::ensure!(
-        !file.metadata().map(|m| m.is_dir()).unwrap_or(false),
-        "{} is a directory",
+        !(fifo && bytes.is_empty()),
+        "{} is a named pipe with no writer (nothing to read)",
         path.display()
     );
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
     anyhow::ensure!(
         bytes.len() as u64 <= max,
         "{} is too large (more than {max} bytes)",
@@ -190,6 +227,25 @@ pub fn read_user_bytes(path: &std::path::Path, max: u64) -> anyhow::Result<Optio
     );
     Ok(Some(bytes))
 }
+
+/// Fails in one line when a path the user named (`--replay`, `--fingerprint`,
+/// `--root`) does not exist, before any work is done with it.
+#[allow(clippy::disallowed_methods)] // paths the user named, not machine state
+pub fn ensure_named_paths_exist(args: &MachineArgs) -> anyhow::Result<()> {
+    for (flag, p) in [
+        ("--replay", &args.replay),
+        ("--fingerprint", &args.fingerprint),
+        ("--root", &args.root),
+    ] {
+        if let Some(p) = p {
+            std::fs::metadata(p).with_context(|| format!("{flag} {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// How long a pipe the user named may take between writes.
+const USER_PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Like [`read_user_bytes`], as UTF-8 text.
 pub fn read_user_file(path: &std::path::Path, max: u64) -> anyhow::Result<Option<String>> {

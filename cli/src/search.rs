@@ -98,9 +98,15 @@ pub fn run(args: &SearchArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 
 /// Runs `gpukb search` with colour decided by the caller.
 pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::Result<ExitCode> {
+    if let Some(m) = args.machine() {
+        crate::machine::ensure_named_paths_exist(&m)?;
+    }
     // This machine's cheap facts are read on a thread while the paste is read and ranked.
     let pending = args.machine().map(Pending::start);
     let input: Vec<u8> = if args.text.is_empty() {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            eprintln!("gpukb search: reading the error text from stdin (paste it, then Ctrl-D; or pass it as arguments)");
+        }
         read_window(&mut std::io::stdin().lock()).context("reading the error text from stdin")?
     } else {
         let mut w = gpukb_kb::window::PasteWindow::new();

@@ -217,6 +217,44 @@ pub fn looks_binary(input: &[u8]) -> bool {
     bad * 10 > sample.len()
 }
 
+/// UTF-16 text (a byte-order mark, or NUL in every other byte of an ASCII-heavy
+/// sample: what PowerShell's `>` and Windows' Notepad write) decoded to a
+/// String; `None` for anything else.
+pub fn decode_utf16(input: &[u8]) -> Option<String> {
+    let (le, body) = match input {
+        [0xFF, 0xFE, rest @ ..] => (true, rest),
+        [0xFE, 0xFF, rest @ ..] => (false, rest),
+        _ => {
+            let sample = &input[..input.len().min(4096) & !1];
+            if sample.len() < 8 {
+                return None;
+            }
+            let pairs = sample.len() / 2;
+            let odd_nul = sample.chunks(2).filter(|c| c[1] == 0 && c[0] != 0).count();
+            let even_nul = sample.chunks(2).filter(|c| c[0] == 0 && c[1] != 0).count();
+            if odd_nul * 10 >= pairs * 9 {
+                (true, input)
+            } else if even_nul * 10 >= pairs * 9 {
+                (false, input)
+            } else {
+                return None;
+            }
+        }
+    };
+    let units = body.chunks_exact(2).map(|c| {
+        if le {
+            u16::from_le_bytes([c[0], c[1]])
+        } else {
+            u16::from_be_bytes([c[0], c[1]])
+        }
+    });
+    Some(
+        char::decode_utf16(units)
+            .map(|r| r.unwrap_or('\u{FFFD}'))
+            .collect(),
+    )
+}
+
 /// Printable runs of at least `min` bytes (like `strings`), one per line, for binary input.
 pub fn printable_runs(input: &[u8], min: usize) -> Vec<u8> {
     let mut out = Vec::new();

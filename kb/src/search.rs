@@ -491,6 +491,8 @@ impl Kb {
 
     /// Caps, decodes, normalises and extracts signals from raw input bytes.
     pub fn analyze(&self, input: &[u8]) -> Query {
+        let utf16 = normalize::decode_utf16(input);
+        let input = utf16.as_deref().map_or(input, str::as_bytes);
         let binary = normalize::looks_binary(input);
         let decoded = if binary {
             let capped = normalize::cap_and_decode(input);
