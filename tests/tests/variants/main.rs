@@ -302,3 +302,79 @@ fn the_doctors_torch_fix_is_the_plans_recommendation() {
         .iter()
         .any(|(n, _)| n == "broken/torch-drops-volta on aarch64"));
 }
+
+/// `read: gpukb kb show …` names the entry for this finding's GPU and
+/// platform (kb-audit: a V100 was sent to the Blackwell entry, a bare-metal
+/// VM to a Docker one): over every generated and recorded machine, the first
+/// linked entry of a root cause never names only another GPU generation, and
+/// off containers it is not a container entry unless the check is one.
+#[test]
+fn read_names_the_entry_for_this_gpu_and_platform() {
+    use gpukb_kb::diagnose::{fixes::Platform, View};
+    let kb = gpukb_kb::Kb::open().unwrap();
+    const GENS: &[&str] = &[
+        "Kepler",
+        "Maxwell",
+        "Pascal",
+        "Volta",
+        "Turing",
+        "Ampere",
+        "Ada",
+        "Hopper",
+        "Blackwell",
+    ];
+    let mut machines: Vec<(String, gpukb_agent::Fingerprint)> = gen::generate(SEED)
+        .into_iter()
+        .map(|v| {
+            let fp = match &v.input {
+                Input::Capture(m) => m.observe(),
+                Input::Observed(fp) => (**fp).clone(),
+            };
+            (v.name, fp)
+        })
+        .collect();
+    for name in recorded_captures() {
+        machines.push((name.clone(), machine::Machine::load(&name).observe()));
+    }
+    let mut bad = Vec::new();
+    let mut linked = 0;
+    for (name, fp) in &machines {
+        let view = View::new(fp);
+        let mine: Vec<&str> = view
+            .gpus()
+            .iter()
+            .filter_map(|g| gpukb_facts::driver_choice::Generation::from_cc(g.cc?))
+            .map(|g| g.word().split_whitespace().next().unwrap_or(""))
+            .collect();
+        let platform = Platform::of(&view);
+        let d = diagnose(fp, name, Some(&kb));
+        for f in d.findings.iter().filter(|f| f.root_cause) {
+            let Some(id) = f.kb_entries.first() else {
+                continue;
+            };
+            linked += 1;
+            let title = kb.entry(id).unwrap().unwrap().title;
+            let named: Vec<&&str> = GENS.iter().filter(|g| title.contains(**g)).collect();
+            if !mine.is_empty() && !named.is_empty() && !named.iter().any(|g| mine.contains(g)) {
+                bad.push(format!(
+                    "{name}: {} -> {id} ({title}) for {mine:?}",
+                    f.check
+                ));
+            }
+            let container_entry =
+                title.to_lowercase().contains("container") || title.contains("Docker");
+            if platform != Platform::Container
+                && container_entry
+                && f.layer != gpukb_kb::diagnose::Layer::ContainerWsl
+            {
+                bad.push(format!(
+                    "{name}: {} -> {id} ({title}) off containers",
+                    f.check
+                ));
+            }
+        }
+    }
+    println!("{} machines, {linked} root causes linked", machines.len());
+    assert!(linked > 40, "only {linked} links");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
