@@ -217,24 +217,32 @@ pub fn looks_binary(input: &[u8]) -> bool {
     bad * 10 > sample.len()
 }
 
-/// UTF-16 text (a byte-order mark, or NUL in every other byte of an ASCII-heavy
-/// sample: what PowerShell's `>` and Windows' Notepad write) decoded to a
-/// String; `None` for anything else.
+/// UTF-16 text (a byte-order mark before ASCII-heavy UTF-16, or NUL in every
+/// other byte of the sample: what PowerShell's `>` and Windows' Notepad write)
+/// decoded to a String; `None` for anything else.
 pub fn decode_utf16(input: &[u8]) -> Option<String> {
+    // The share of code units whose high byte is 0 (ASCII in UTF-16), little-
+    // and big-endian, over a sample.
+    let ascii_units = |b: &[u8]| {
+        let sample = &b[..b.len().min(4096) & !1];
+        let pairs = (sample.len() / 2).max(1);
+        let le = sample.chunks(2).filter(|c| c[1] == 0 && c[0] != 0).count();
+        let be = sample.chunks(2).filter(|c| c[0] == 0 && c[1] != 0).count();
+        (le * 100 / pairs, be * 100 / pairs, sample.len())
+    };
     let (le, body) = match input {
-        [0xFF, 0xFE, rest @ ..] => (true, rest),
-        [0xFE, 0xFF, rest @ ..] => (false, rest),
+        // A byte-order mark, and text that reads as UTF-16 after it (0xFF 0xFE
+        // may also start invalid UTF-8 in front of ordinary text).
+        [0xFF, 0xFE, rest @ ..] if ascii_units(rest).0 >= 30 => (true, rest),
+        [0xFE, 0xFF, rest @ ..] if ascii_units(rest).1 >= 30 => (false, rest),
         _ => {
-            let sample = &input[..input.len().min(4096) & !1];
-            if sample.len() < 8 {
+            let (le, be, n) = ascii_units(input);
+            if n < 8 {
                 return None;
             }
-            let pairs = sample.len() / 2;
-            let odd_nul = sample.chunks(2).filter(|c| c[1] == 0 && c[0] != 0).count();
-            let even_nul = sample.chunks(2).filter(|c| c[0] == 0 && c[1] != 0).count();
-            if odd_nul * 10 >= pairs * 9 {
+            if le >= 90 {
                 (true, input)
-            } else if even_nul * 10 >= pairs * 9 {
+            } else if be >= 90 {
                 (false, input)
             } else {
                 return None;
@@ -279,4 +287,30 @@ pub fn printable_runs(input: &[u8], min: usize) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod utf16_tests {
+    use super::decode_utf16;
+
+    #[test]
+    fn utf16_with_or_without_a_bom_is_decoded_and_invalid_utf8_is_not() {
+        let t = "CUDA error: out of memory";
+        let le: Vec<u8> = t.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = t.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(
+            decode_utf16(&[&[0xFF, 0xFE][..], &le].concat()).as_deref(),
+            Some(t)
+        );
+        assert_eq!(
+            decode_utf16(&[&[0xFE, 0xFF][..], &be].concat()).as_deref(),
+            Some(t)
+        );
+        assert_eq!(decode_utf16(&le).as_deref(), Some(t));
+        assert_eq!(
+            decode_utf16(&[&[0xFF, 0xFE, 0xC3, 0x28][..], t.as_bytes()].concat()),
+            None
+        );
+        assert_eq!(decode_utf16(t.as_bytes()), None);
+    }
 }
