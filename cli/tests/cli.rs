@@ -97,10 +97,16 @@ fn doctor_names_the_broken_link() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("✓ ok: No broken link"), "{text}");
     assert!(text.contains("nothing loads the others"), "{text}");
-    // An empty root observes nothing: unknown, not ok.
+    // An empty root is not a root filesystem: refused in one line (not ok, not a
+    // verdict on nothing).
     let empty = tempfile::tempdir().unwrap();
-    let (code, text) = run(&["doctor", "--root"], empty.path().to_path_buf());
-    assert_eq!(code, Some(3), "{text}");
+    let out = gpukb()
+        .args(["doctor", "--root"])
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("looks empty"));
     // A capture given to --root is refused in one line naming --replay.
     let out = gpukb()
         .args(["doctor", "--root"])
