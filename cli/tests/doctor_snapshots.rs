@@ -1,10 +1,13 @@
-//! Whole-output snapshots of `gpukb doctor`'s text report: for every fixture
-//! under `tests/fixtures/{broken,healthy}`, the binary's stdout and exit code
-//! (run from the repository root on the fixture's relative path, as a user
-//! would, `NO_COLOR=1`) must equal `cli/tests/snapshots/doctor/<group>-<name>.txt`
-//! byte for byte, so a change to what users read shows in review. On a
-//! difference the test prints a line diff; `GPUKB_BLESS=1 cargo test -p gpukb
-//! --test doctor_snapshots` rewrites the snapshots (review the diff first).
+//! Whole-output snapshots of what users read: for every fixture under
+//! `tests/fixtures/{broken,healthy}`, the stdout and exit code of `gpukb
+//! doctor`, `search` (the paste a user of that machine typically has, from
+//! `tests/eval/machines.jsonl`, with the machine replayed), `plan`,
+//! `fingerprint` and `report` (run from the repository root on the fixture's
+//! relative path, as a user would, `NO_COLOR=1`) must equal
+//! `cli/tests/snapshots/<command>/<group>-<name>.txt` byte for byte, so a
+//! change to what users read shows in review. On a difference the test prints
+//! a line diff; `GPUKB_BLESS=1 cargo test -p gpukb --test doctor_snapshots`
+//! rewrites the snapshots (review the diff first).
 #![allow(clippy::disallowed_methods)] // reads fixture trees and snapshots, runs the binary
 
 use std::path::{Path, PathBuf};
@@ -17,9 +20,27 @@ fn repo() -> PathBuf {
         .unwrap()
 }
 
-fn snapshot_dir() -> PathBuf {
-    repo().join("cli/tests/snapshots/doctor")
+fn snapshot_dir(command: &str) -> PathBuf {
+    repo().join("cli/tests/snapshots").join(command)
 }
+
+/// The paste a user of each broken machine typically has (`id` → `error`).
+fn pastes() -> std::collections::HashMap<String, String> {
+    let t = std::fs::read_to_string(repo().join("tests/eval/machines.jsonl")).unwrap();
+    t.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            Some((
+                v["id"].as_str()?.to_string(),
+                v["error"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The paste searched on a fixture with none of its own.
+const DEFAULT_PASTE: &str =
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device";
 
 /// Every fixture directory of `tests/fixtures/{broken,healthy}`, as
 /// (snapshot name, path relative to the repository root), sorted.
@@ -55,17 +76,30 @@ fn input_flag(rel: &str) -> &'static str {
     }
 }
 
-/// `gpukb doctor`'s stdout and exit code on one fixture, with the repository's
+/// One command's stdout and exit code on one fixture, with the repository's
 /// absolute path (should any appear) replaced by `<repo>`.
-fn doctor_text(rel: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpukb"))
-        .current_dir(repo())
-        .args(["doctor", input_flag(rel), rel])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+fn output_of(command: &str, name: &str, rel: &str) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpukb"));
+    cmd.current_dir(repo()).env("NO_COLOR", "1").arg(command);
+    match command {
+        "search" => {
+            let fixture = name.split_once('-').map_or(name, |(_, n)| n);
+            let paste = pastes()
+                .remove(fixture)
+                .unwrap_or_else(|| DEFAULT_PASTE.to_string());
+            cmd.args([input_flag(rel), rel, "--", &paste]);
+        }
+        _ => {
+            cmd.args([input_flag(rel), rel]);
+        }
+    }
+    let out = cmd.output().unwrap();
     let root = repo().display().to_string();
     let text = String::from_utf8_lossy(&out.stdout).replace(&root, "<repo>");
+    // A root directory's facts are taken now: the time is the one thing that
+    // changes between runs (captures carry their own).
+    let now = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(now").unwrap();
+    let text = now.replace_all(&text, "<now> (now");
     format!("{text}[exit {}]\n", out.status.code().unwrap_or(-1))
 }
 
@@ -100,30 +134,49 @@ fn diff(want: &str, got: &str) -> String {
     out
 }
 
-#[test]
-fn doctor_text_of_every_fixture_is_its_snapshot() {
+/// Checks (or with `GPUKB_BLESS`, writes) one command's snapshots; the
+/// fixtures are run on a few threads.
+fn check_snapshots(command: &str) {
     let bless = std::env::var_os("GPUKB_BLESS").is_some();
-    let dir = snapshot_dir();
+    let dir = snapshot_dir(command);
     let all = fixtures();
     assert!(all.len() >= 30, "only {} fixtures", all.len());
+    let outputs: Vec<(String, String, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = all
+            .chunks(all.len().div_ceil(4))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(name, rel)| {
+                            (name.clone(), rel.clone(), output_of(command, name, rel))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
     let mut stale = Vec::new();
-    for (name, rel) in &all {
-        let got = doctor_text(rel);
+    for (name, rel, got) in &outputs {
         let path = dir.join(format!("{name}.txt"));
         if bless {
             std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, &got).unwrap();
+            std::fs::write(&path, got).unwrap();
             continue;
         }
         match std::fs::read_to_string(&path) {
-            Ok(want) if want == got => {}
-            Ok(want) => stale.push(format!("{name} ({rel}):\n{}", diff(&want, &got))),
+            Ok(want) if &want == got => {}
+            Ok(want) => stale.push(format!("{name} ({rel}):\n{}", diff(&want, got))),
             Err(e) => stale.push(format!("{name}: no snapshot {} ({e})", path.display())),
         }
     }
     assert!(
         stale.is_empty(),
-        "gpukb doctor's text differs from its snapshot for {} fixture(s); if the change is meant, run GPUKB_BLESS=1 cargo test -p gpukb --test doctor_snapshots\n\n{}",
+        "gpukb {command}'s text differs from its snapshot for {} fixture(s); if the change is meant, run GPUKB_BLESS=1 cargo test -p gpukb --test doctor_snapshots\n\n{}",
         stale.len(),
         stale.join("\n")
     );
@@ -133,9 +186,34 @@ fn doctor_text_of_every_fixture_is_its_snapshot() {
         let stem = file.strip_suffix(".txt").unwrap_or(&file);
         assert!(
             all.iter().any(|(n, _)| n == stem),
-            "cli/tests/snapshots/doctor/{file} is of no fixture in tests/fixtures/{{broken,healthy}}"
+            "cli/tests/snapshots/{command}/{file} is of no fixture in tests/fixtures/{{broken,healthy}}"
         );
     }
+}
+
+#[test]
+fn doctor_text_of_every_fixture_is_its_snapshot() {
+    check_snapshots("doctor");
+}
+
+#[test]
+fn search_text_of_every_fixture_is_its_snapshot() {
+    check_snapshots("search");
+}
+
+#[test]
+fn plan_text_of_every_fixture_is_its_snapshot() {
+    check_snapshots("plan");
+}
+
+#[test]
+fn fingerprint_text_of_every_fixture_is_its_snapshot() {
+    check_snapshots("fingerprint");
+}
+
+#[test]
+fn report_of_every_fixture_is_its_snapshot() {
+    check_snapshots("report");
 }
 
 #[test]
