@@ -5,9 +5,11 @@
 //! temporary file in the same directory, then renamed over the target).
 //!
 //! Contract: every name starts with `gpukb_`; per-GPU gauges carry
-//! dcgm-exporter's labels `gpu`, `UUID`, `modelName`, and dcgm-exporter's
-//! field names (`DCGM_FI_DEV_GPU_TEMP` → `gpukb_gpu_temp`), so existing
-//! dashboards need only the prefix changed. A value a platform cannot give
+//! dcgm-exporter's labels `gpu`, `UUID`, `modelName`, and the field names
+//! and units of dcgm-exporter before 4.9 (`DCGM_FI_DEV_GPU_TEMP` →
+//! `gpukb_gpu_temp`; MHz, MiB, %), so dashboards written for it need only the
+//! prefix changed (4.9.0 renamed default fields and moved to Hz, bytes and
+//! ratios). A value a platform cannot give
 //! is left out and `gpukb_metric_supported{metric,gpu,reason} 0` says so;
 //! it is never exported as 0.
 
