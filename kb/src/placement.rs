@@ -223,6 +223,58 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     }
 }
 
+/// The machine's values for the KB's typed placeholders (kb/FORMAT.md,
+/// "Machine-dependent steps"), computed by the doctor's own rules: the driver
+/// package and branch for these GPUs (`gpukb_facts::driver_choice`), the torch
+/// pin `gpukb plan` recommends for this fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MachineValues {
+    pub driver_package: Option<String>,
+    pub branch: Option<String>,
+    pub torch_pin: Option<String>,
+}
+
+impl MachineValues {
+    /// The values for the machine a fingerprint describes (`None` where a
+    /// fact is missing: the placeholder then stays, with its comment).
+    pub fn of(fp: &gpukb_facts::Fingerprint) -> MachineValues {
+        let view = crate::diagnose::View::new(fp);
+        let driver = crate::diagnose::fixes::driver_recommendation_for(&view);
+        let machine = gpukb_facts::plan::MachineFacts::from_fingerprint(fp, "this machine");
+        let plan = gpukb_facts::plan::plan(&[machine], &gpukb_facts::plan::TorchSpec::default());
+        MachineValues {
+            driver_package: driver.as_ref().map(|d| d.apt_package()),
+            branch: driver.as_ref().map(|d| d.branch.to_string()),
+            torch_pin: plan
+                .torch
+                .recommended
+                .and_then(|r| r.command.strip_prefix("pip install ").map(str::to_string)),
+        }
+    }
+}
+
+/// Fills a fix's placeholders with this machine's values; returns whether any
+/// was filled.
+pub fn fill(fix: &mut Fix, v: &MachineValues) -> bool {
+    let pairs = [
+        ("<DRIVER_PACKAGE>", &v.driver_package),
+        ("<BRANCH>", &v.branch),
+        ("<TORCH_PIN>", &v.torch_pin),
+    ];
+    let mut filled = false;
+    for step in &mut fix.steps {
+        for (token, value) in pairs {
+            if let Some(value) = value {
+                if step.contains(token) {
+                    *step = step.replace(token, value);
+                    filled = true;
+                }
+            }
+        }
+    }
+    filled
+}
+
 /// What a withheld fix's steps do, in words.
 fn what(effects: &[Effect]) -> &'static str {
     if effects.iter().any(|e| matches!(e, Effect::DriverInstall)) {

@@ -584,8 +584,27 @@ impl Kb {
             .platform
             .map(|n| n.platform)
             .or_else(|| facts.map(|f| f.platform()));
+        // The machine's values fill the KB's placeholders, unless the paste says the
+        // failing process is not the machine observed.
+        let has_placeholder = r.results.iter().chain(r.ruled_out.iter()).any(|h| {
+            h.fixes.iter().any(|f| {
+                f.fix.steps.iter().any(|s| {
+                    s.contains("<DRIVER_PACKAGE>")
+                        || s.contains("<BRANCH>")
+                        || s.contains("<TORCH_PIN>")
+                })
+            })
+        });
+        let values = facts
+            .filter(|_| r.differs.is_empty() && has_placeholder)
+            .map(|f| crate::placement::MachineValues::of(f.fingerprint()));
         let mut impossible = BTreeSet::new();
         for h in r.results.iter_mut().chain(r.ruled_out.iter_mut()) {
+            if let Some(v) = &values {
+                for f in &mut h.fixes {
+                    crate::placement::fill(&mut f.fix, v);
+                }
+            }
             let fixes: Vec<_> = std::mem::take(&mut h.fixes)
                 .into_iter()
                 .map(|f| f.fix)

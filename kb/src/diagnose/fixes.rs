@@ -373,11 +373,24 @@ fn gpu_identities(v: &View) -> Vec<GpuIdentity> {
 }
 
 /// The driver to install here (branch, flavour, legacy branch, minimum release).
+/// The driver for these GPUs that runs CUDA `need`; when no branch both drives
+/// the GPUs and runs it (a Kepler GPU under a CUDA 13 torch), the GPUs' own
+/// driver, with a reason saying the framework must change instead.
 fn driver_recommendation(
     v: &View,
     need: Option<CudaVersion>,
 ) -> Result<DriverRecommendation, NoDriver> {
-    recommend(&gpu_identities(v), need)
+    let ids = gpu_identities(v);
+    match (recommend(&ids, need), need) {
+        (Err(NoDriver::Conflict(why)), Some(n)) => {
+            let mut rec = recommend(&ids, None)?;
+            rec.reasons.push(format!(
+                "no branch also runs CUDA {n} ({why}): install a build of the framework for this driver (`gpukb plan`)"
+            ));
+            Ok(rec)
+        }
+        (r, _) => r,
+    }
 }
 
 /// The recommendation's reasons, one per distinct GPU kind.
@@ -389,6 +402,18 @@ fn reasons(rec: &DriverRecommendation) -> String {
         }
     }
     r.join("; ")
+}
+
+/// The driver to install for the GPUs a view shows, running the CUDA of the
+/// torch builds here, as the doctor's driver fixes and the placeholders of KB
+/// fixes take it.
+pub fn driver_recommendation_for(v: &View) -> Option<DriverRecommendation> {
+    driver_recommendation(v, torch_cuda(v)).ok()
+}
+
+/// The newest CUDA a torch here was built with: the driver to install must run it.
+fn torch_cuda(v: &View) -> Option<CudaVersion> {
+    v.torches().iter().filter_map(|(_, t)| t.cuda).max()
 }
 
 /// A step that says how to learn what a driver choice lacks (nothing installed).
@@ -501,7 +526,7 @@ fn driver_for(v: &View, need: Option<CudaVersion>) -> Vec<FixStep> {
 
 /// The driver branch that supports every GPU here.
 pub(super) fn driver_branch(v: &View, _: &Finding) -> Vec<FixStep> {
-    driver_for(v, None)
+    driver_for(v, torch_cuda(v))
 }
 
 pub(super) fn cuda_visible_devices_hides_gpus(v: &View, _: &Finding) -> Vec<FixStep> {
@@ -524,8 +549,7 @@ pub(super) fn cuda_visible_devices_hides_gpus(v: &View, _: &Finding) -> Vec<FixS
 }
 
 pub(super) fn driver_older_than_torch_cuda(v: &View, f: &Finding) -> Vec<FixStep> {
-    let need = v.torches().iter().filter_map(|(_, t)| t.cuda).max();
-    let mut s = driver_for(v, need);
+    let mut s = driver_for(v, torch_cuda(v));
     s.extend(keeping_driver(torch_build(v, f)));
     s
 }
@@ -667,7 +691,7 @@ pub(super) fn secure_boot_blocks_module(v: &View, _: &Finding) -> Vec<FixStep> {
 }
 
 pub(super) fn nouveau_bound(v: &View, _: &Finding) -> Vec<FixStep> {
-    let rec = match driver_recommendation(v, None) {
+    let rec = match driver_recommendation(v, torch_cuda(v)) {
         Ok(r) => r,
         Err(e) => return vec![no_driver_step(&e)],
     };
@@ -699,7 +723,7 @@ pub(super) fn driver_userspace_mismatch(_: &View, _: &Finding) -> Vec<FixStep> {
 }
 
 pub(super) fn open_module_required(v: &View, _: &Finding) -> Vec<FixStep> {
-    let rec = match driver_recommendation(v, None) {
+    let rec = match driver_recommendation(v, torch_cuda(v)) {
         Ok(r) if r.flavour == Flavour::Open => r,
         Ok(_) => {
             return vec![step(

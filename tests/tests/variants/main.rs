@@ -123,6 +123,29 @@ fn generated_variants_root_cause_first_and_healthy_controls_clean() {
     );
 }
 
+/// Every generated variant and every recorded capture, observed once for all
+/// the tests of this file that go over them.
+fn all_machines() -> &'static [(String, gpukb_agent::Fingerprint)] {
+    static M: std::sync::OnceLock<Vec<(String, gpukb_agent::Fingerprint)>> =
+        std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        let mut v: Vec<(String, gpukb_agent::Fingerprint)> = gen::generate(SEED)
+            .into_iter()
+            .map(|v| {
+                let fp = match &v.input {
+                    Input::Capture(m) => m.observe(),
+                    Input::Observed(fp) => (**fp).clone(),
+                };
+                (v.name, fp)
+            })
+            .collect();
+        for name in recorded_captures() {
+            v.push((name.clone(), machine::Machine::load(&name).observe()));
+        }
+        v
+    })
+}
+
 /// Every capture directory under `tests/fixtures` (relative names).
 fn recorded_captures() -> Vec<String> {
     let root = gpukb_tests::fixture("");
@@ -323,22 +346,10 @@ fn read_names_the_entry_for_this_gpu_and_platform() {
         "Hopper",
         "Blackwell",
     ];
-    let mut machines: Vec<(String, gpukb_agent::Fingerprint)> = gen::generate(SEED)
-        .into_iter()
-        .map(|v| {
-            let fp = match &v.input {
-                Input::Capture(m) => m.observe(),
-                Input::Observed(fp) => (**fp).clone(),
-            };
-            (v.name, fp)
-        })
-        .collect();
-    for name in recorded_captures() {
-        machines.push((name.clone(), machine::Machine::load(&name).observe()));
-    }
+    let machines = all_machines();
     let mut bad = Vec::new();
     let mut linked = 0;
-    for (name, fp) in &machines {
+    for (name, fp) in machines {
         let view = View::new(fp);
         let mine: Vec<&str> = view
             .gpus()
@@ -377,4 +388,47 @@ fn read_names_the_entry_for_this_gpu_and_platform() {
     println!("{} machines, {linked} root causes linked", machines.len());
     assert!(linked > 40, "only {linked} links");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The KB's placeholders are filled with what the doctor computes (issue 25
+/// §3): over every generated and recorded machine, the driver package and
+/// the torch pin search puts into a KB fix are the ones the doctor's own
+/// fixes install, so a computed fix never contradicts the entry it links to.
+#[test]
+fn filled_placeholders_agree_with_the_doctors_computed_fixes() {
+    use gpukb_kb::placement::MachineValues;
+    let machines = all_machines();
+    let (mut drivers, mut pins) = (0, 0);
+    for (name, fp) in machines {
+        let values = MachineValues::of(fp);
+        let d = diagnose(fp, name, None);
+        for s in d.findings.iter().flat_map(|f| &f.fixes) {
+            for c in &s.commands {
+                if let Some(pkg) = c.strip_prefix("sudo apt install nvidia-driver-") {
+                    drivers += 1;
+                    assert_eq!(
+                        values.driver_package.as_deref(),
+                        Some(format!("nvidia-driver-{pkg}").as_str()),
+                        "{name}: doctor installs nvidia-driver-{pkg}"
+                    );
+                }
+                if let Some(pin) = c.strip_prefix("pip install --force-reinstall torch==") {
+                    pins += 1;
+                    assert_eq!(
+                        values.torch_pin.as_deref(),
+                        Some(format!("torch=={pin}").as_str()),
+                        "{name}: doctor installs torch=={pin}"
+                    );
+                }
+            }
+        }
+    }
+    println!(
+        "{} machines: {drivers} driver installs, {pins} torch pins compared",
+        machines.len()
+    );
+    assert!(
+        drivers >= 3 && pins >= 5,
+        "{drivers} driver installs, {pins} pins"
+    );
 }
