@@ -345,6 +345,32 @@ const MIN_RELEASES: &[(u16, &str, &str, &str)] = &[
     ),
 ];
 
+/// The minimum release NVIDIA names for a GPU known only by its name (`B200`,
+/// `NVIDIA B200`, as `gpukb plan --gpu` or NVML gives it): the name, less a
+/// leading `NVIDIA`, equals NVIDIA's name of a device id in [`MIN_RELEASES`]
+/// or is its first words (`B300` of `NVIDIA B300 SXM6 AC`).
+pub fn min_release_by_name(name: &str) -> Option<MinRelease> {
+    let norm = |s: &str| {
+        let s = s.trim().to_ascii_lowercase();
+        s.strip_prefix("nvidia ").unwrap_or(&s).trim().to_string()
+    };
+    let want = norm(name);
+    if want.is_empty() {
+        return None;
+    }
+    MIN_RELEASES
+        .iter()
+        .find_map(|(device, gpu, version, source)| {
+            let row = driver_gpu_table().iter().find(|r| r.device == *device)?;
+            let have = norm(&row.nvidia_name);
+            (have == want || have.starts_with(&format!("{want} "))).then(|| MinRelease {
+                gpu: gpu.to_string(),
+                version: version.to_string(),
+                source: source.to_string(),
+            })
+        })
+}
+
 /// The driver to install on a machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DriverRecommendation {
@@ -577,6 +603,15 @@ mod tests {
         }
         // GB10: no minimum release is claimed (a doubt in the KB).
         assert_eq!(recommend(&[pci(0x2e12)], None).unwrap().min_release, None);
+        // By name, as plan --gpu and NVML give it.
+        let v = |n: &str| min_release_by_name(n).map(|m| m.version);
+        assert_eq!(v("B200"), Some("570.133.20".into()));
+        assert_eq!(v("NVIDIA B200"), Some("570.133.20".into()));
+        assert_eq!(v("B300"), Some("580.82.07".into()));
+        assert_eq!(v("GB300"), Some("580.82.07".into()));
+        assert_eq!(v("GB200"), None);
+        assert_eq!(v("NVIDIA GB10"), None);
+        assert_eq!(v(""), None);
     }
 
     #[test]
