@@ -460,7 +460,14 @@ pub fn needs_open_modules(cc: (u32, u32), name: &str) -> bool {
 /// `nvidia-smi` header): each branch is the driver bundled with one CUDA
 /// minor release. Derived from the CUDA 13.2 Update 2 release notes, Table 3
 /// (compat-facts.md §1c); R565 reports 12.7 although no 12.7 toolkit exists.
-/// R610 (13.3) is left out: only secondary sources had it.
+/// R610 = CUDA 13.3: NVIDIA's CUDA 13.3 GA Linux runfile bundles driver
+/// 610.43.02 (`https://developer.download.nvidia.com/compute/cuda/13.3.0/local_installers/cuda_13.3.0_610.43.02_linux.run`),
+/// the "Toolkit Driver Version" the CUDA 13.3 release notes' table gives for
+/// 13.3 GA and Update 1 (https://docs.nvidia.com/cuda/archive/13.3.0/cuda-toolkit-release-notes/index.html,
+/// read through copies of the table; kb-audit doubt 7).
+/// CUDA 13.4 and 13.5 are left out: from 13.4 on the Linux runfile bundles no
+/// driver (`cuda_13.4.1_linux.run`) and no table row for them was read (a
+/// `[[doubts]]` in kb/entries/cuda-driver-insufficient-for-runtime.toml).
 pub const BRANCH_CUDA: &[(u32, (u32, u32))] = &[
     (384, (9, 0)),
     (390, (9, 1)),
@@ -490,11 +497,14 @@ pub const BRANCH_CUDA: &[(u32, (u32, u32))] = &[
     (580, (13, 0)),
     (590, (13, 1)),
     (595, (13, 2)),
+    (610, (13, 3)),
 ];
 
 /// The Linux driver bundled with each CUDA minor release's GA toolkit (CUDA
 /// 13.2 Update 2 release notes, Table 3, "Toolkit Driver Version"): the
 /// oldest driver that runs that toolkit natively, JIT of its PTX included.
+/// 13.3: 610.43.02, the driver NVIDIA's CUDA 13.3.0 runfile bundles (see
+/// [`BRANCH_CUDA`]).
 pub const TOOLKIT_DRIVER: &[((u32, u32), &str)] = &[
     ((9, 0), "384.81"),
     ((9, 1), "390.46"),
@@ -523,6 +533,7 @@ pub const TOOLKIT_DRIVER: &[((u32, u32), &str)] = &[
     ((13, 0), "580.65.06"),
     ((13, 1), "590.44.01"),
     ((13, 2), "595.45.04"),
+    ((13, 3), "610.43.02"),
 ];
 
 /// What the tables say about a driver branch's CUDA version.
@@ -582,8 +593,19 @@ pub fn min_driver_for(app: CudaVersion) -> Option<&'static str> {
 /// (compat-facts.md §1d, from the CUDA release notes: 8.0 in 11.0, 8.6 in
 /// 11.1, 8.7 in 11.4, 8.9 and 9.0 in 11.8, 10.0/12.0 in 12.8, 10.3/12.1 in
 /// 12.9, Thor's 11.0 in 13.0 (sm_101 before)).
+///
+/// 7.5 (Turing) in 10.0: NVIDIA's Turing Compatibility Guide builds Turing
+/// cubins "Using CUDA Toolkit 10.0" and has 9.x applications reach Turing only
+/// through Volta cubins or PTX (https://docs.nvidia.com/cuda/turing-compatibility-guide/index.html
+/// §1.4–1.5); Turing shipped with the R410 driver of CUDA 10.0. 7.2 (Xavier)
+/// in 9.1: PTX ISA 6.1 (CUDA 9.1) added the sm_72 target (NVIDIA PTX ISA
+/// manual, release history; clang's `MinVersionForCudaArch`: SM_72 →
+/// CUDA_91, SM_75 → CUDA_100, llvm/llvm-project clang/lib/Basic/Cuda.cpp).
+/// kb-audit doubt 8: both were 9.0 before.
 pub fn first_cuda_for_cc(cc: (u32, u32)) -> CudaVersion {
     let (a, b) = match cc {
+        (7, 5) => (10, 0),
+        (7, 2) => (9, 1),
         (8, 0) => (11, 0),
         (8, 6) => (11, 1),
         (8, 7) => (11, 4),
@@ -903,18 +925,35 @@ mod tests {
         assert!(branch_supports_gpu(580, (7, 0)).is_ok());
         assert!(branch_supports_gpu(550, (12, 0)).is_err());
         assert!(needs_open_modules((10, 0), "NVIDIA B200"));
-        // compat-facts.md §1c: R535 = CUDA 12.2, R580 = 13.0; R610 is newer than the table.
+        // compat-facts.md §1c: R535 = CUDA 12.2, R580 = 13.0, R610 = 13.3; R615 is newer than the table.
         assert_eq!(branch_cuda(535), BranchCuda::Known(v("12.2")));
         assert_eq!(branch_cuda(540), BranchCuda::Known(v("12.2")));
         assert_eq!(branch_cuda(580), BranchCuda::Known(v("13.0")));
         assert!(matches!(
-            branch_cuda(610),
-            BranchCuda::NewerThanData { newest: 595 }
+            branch_cuda(615),
+            BranchCuda::NewerThanData { newest: 610 }
         ));
         assert_eq!(first_release_of_branch(535), Some("535.54.03"));
         assert_eq!(min_driver_for(v("12.4")), Some("525.60.13"));
         assert_eq!(min_driver_for(v("10.2")), Some("440.33"));
         assert_eq!(toolkit_driver(v("12.7")), Some("570.26"));
         assert!(!needs_open_modules((9, 0), "NVIDIA H200"));
+    }
+
+    #[test]
+    fn cuda_13_3_and_first_toolkits_of_turing_and_xavier() {
+        let v = |s: &str| s.parse::<CudaVersion>().unwrap();
+        // kb-audit doubt 7: the tables stopped at 13.2/R595. NVIDIA's CUDA 13.3.0
+        // runfile bundles 610.43.02.
+        assert_eq!(branch_cuda(610), BranchCuda::Known(v("13.3")));
+        assert_eq!(toolkit_driver(v("13.3")), Some("610.43.02"));
+        assert_eq!(first_release_of_branch(610), Some("610.43.02"));
+        // 13.4/13.5: no table row read; a newer driver stays newer than data.
+        assert_eq!(toolkit_driver(v("13.4")), None);
+        // kb-audit doubt 8: sm_75 came with CUDA 10.0, sm_72 with 9.1 (both were 9.0).
+        assert_eq!(first_cuda_for_cc((7, 5)), v("10.0"));
+        assert_eq!(first_cuda_for_cc((7, 2)), v("9.1"));
+        assert_eq!(first_cuda_for_cc((7, 0)), v("9.0"));
+        assert_eq!(first_cuda_for_cc((6, 1)), v("9.0"));
     }
 }

@@ -316,12 +316,60 @@ pub struct MinRelease {
 }
 
 /// Device ids with a minimum release (not only a branch) NVIDIA names.
-const MIN_RELEASES: &[(u16, &str, &str, &str)] = &[(
-    0x2901,
-    "HGX B200",
-    "570.133.20",
-    "NVIDIA GPU Operator platform support: \"HGX B200 requires a driver container version of 570.133.20 or later\" (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html, NVIDIA/cloud-native-docs#184, 2025-06-02)",
-)];
+///
+/// B300 SXM6 AC and GB300 (CC 10.3): the first release whose list of
+/// compatible GPUs in NVIDIA's open-gpu-kernel-modules README (Blackwell runs
+/// only the open modules) names them is 580.82.07 (2025-09-02); no R575
+/// release, nor 580.65.06 or 580.76.05, lists them (kb-audit doubt 1). GB10
+/// (CC 12.1) is left out: the README lists it only from 580.119.02 on the R580
+/// line, after DGX Spark shipped, so the list is no lower bound there (a
+/// `[[doubts]]` in kb/entries/blackwell-requires-open-kernel-modules.toml).
+const MIN_RELEASES: &[(u16, &str, &str, &str)] = &[
+    (
+        0x2901,
+        "HGX B200",
+        "570.133.20",
+        "NVIDIA GPU Operator platform support: \"HGX B200 requires a driver container version of 570.133.20 or later\" (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html, NVIDIA/cloud-native-docs#184, 2025-06-02)",
+    ),
+    (
+        0x3182,
+        "NVIDIA B300 SXM6 AC",
+        "580.82.07",
+        "NVIDIA open-gpu-kernel-modules README, compatible GPUs: \"NVIDIA B300 SXM6 AC | 3182 10DE 20E6\" is listed from release 580.82.07 on and in no R575 release nor 580.65.06/580.76.05 (https://github.com/NVIDIA/open-gpu-kernel-modules/blob/580.82.07/README.md)",
+    ),
+    (
+        0x31c2,
+        "NVIDIA GB300",
+        "580.82.07",
+        "NVIDIA open-gpu-kernel-modules README, compatible GPUs: \"NVIDIA GB300 | 31C2 10DE 21F1\" is listed from release 580.82.07 on and in no R575 release nor 580.65.06/580.76.05 (https://github.com/NVIDIA/open-gpu-kernel-modules/blob/580.82.07/README.md)",
+    ),
+];
+
+/// The minimum release NVIDIA names for a GPU known only by its name (`B200`,
+/// `NVIDIA B200`, as `gpukb plan --gpu` or NVML gives it): the name, less a
+/// leading `NVIDIA`, equals NVIDIA's name of a device id in [`MIN_RELEASES`]
+/// or is its first words (`B300` of `NVIDIA B300 SXM6 AC`).
+pub fn min_release_by_name(name: &str) -> Option<MinRelease> {
+    let norm = |s: &str| {
+        let s = s.trim().to_ascii_lowercase();
+        s.strip_prefix("nvidia ").unwrap_or(&s).trim().to_string()
+    };
+    let want = norm(name);
+    if want.is_empty() {
+        return None;
+    }
+    MIN_RELEASES
+        .iter()
+        .find_map(|(device, gpu, version, source)| {
+            let row = driver_gpu_table().iter().find(|r| r.device == *device)?;
+            let have = norm(&row.nvidia_name);
+            (have == want || have.starts_with(&format!("{want} "))).then(|| MinRelease {
+                gpu: gpu.to_string(),
+                version: version.to_string(),
+                source: source.to_string(),
+            })
+        })
+}
 
 /// The driver to install on a machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -541,6 +589,29 @@ mod tests {
         let r = recommend(&[pci(0x2901)], None).unwrap();
         assert_eq!(r.min_release.map(|m| m.version), Some("570.133.20".into()));
         assert_eq!(r.flavour, Flavour::Open);
+    }
+
+    #[test]
+    fn b300_and_gb300_name_the_first_release_that_lists_them() {
+        // kb-audit doubt 1: "Blackwell needs R570+" was all a B300 got.
+        for d in [0x3182, 0x31c2] {
+            let r = recommend(&[pci(d)], None).unwrap();
+            assert_eq!(r.apt_package(), "nvidia-driver-580-open");
+            let m = r.min_release.unwrap();
+            assert_eq!(m.version, "580.82.07");
+            assert!(m.source.contains("open-gpu-kernel-modules"), "{}", m.source);
+        }
+        // GB10: no minimum release is claimed (a doubt in the KB).
+        assert_eq!(recommend(&[pci(0x2e12)], None).unwrap().min_release, None);
+        // By name, as plan --gpu and NVML give it.
+        let v = |n: &str| min_release_by_name(n).map(|m| m.version);
+        assert_eq!(v("B200"), Some("570.133.20".into()));
+        assert_eq!(v("NVIDIA B200"), Some("570.133.20".into()));
+        assert_eq!(v("B300"), Some("580.82.07".into()));
+        assert_eq!(v("GB300"), Some("580.82.07".into()));
+        assert_eq!(v("GB200"), None);
+        assert_eq!(v("NVIDIA GB10"), None);
+        assert_eq!(v(""), None);
     }
 
     #[test]

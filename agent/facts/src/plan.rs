@@ -627,6 +627,10 @@ fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Ju
             } else if let Some(why) = driver_predates_gpu(m, g) {
                 out.runs = false;
                 out.reasons.push(reason(Code::Driver, Some(offset + i), why, "compat-facts.md §1d (CUDA release notes: the CUDA version that added each compute capability); CUDA 13.2 Update 2 release notes Table 3"));
+            } else if let Some((why, source)) = driver_below_min_release(m, g) {
+                out.runs = false;
+                out.reasons
+                    .push(reason(Code::Driver, Some(offset + i), why, &source));
             }
         }
     }
@@ -715,6 +719,26 @@ fn driver_predates_gpu(m: &MachineFacts, g: &GpuFact) -> Option<String> {
             g.name,
             g.cc,
             version.branch()
+        )
+    })
+}
+
+/// A driver older than the least release NVIDIA names for a GPU (HGX B200:
+/// 570.133.20; B300/GB300: 580.82.07), though its branch drives the
+/// generation (kb-audit doubt 1: `--gpu B200 --driver 570` approved 570.26).
+fn driver_below_min_release(m: &MachineFacts, g: &GpuFact) -> Option<(String, String)> {
+    let DriverFact::Known { version, .. } = &m.driver else {
+        return None;
+    };
+    let min = crate::driver_choice::min_release_by_name(&g.name)?;
+    let least: DriverVersion = min.version.parse().ok()?;
+    (*version < least).then(|| {
+        (
+            format!(
+                "{}: driver {version} is older than {}, the least NVIDIA names for {}",
+                g.name, min.version, min.gpu
+            ),
+            min.source,
         )
     })
 }
@@ -1251,10 +1275,26 @@ fn plan_driver(machines: &[MachineFacts], rec: Option<&Candidate>) -> DriverPlan
             if open {
                 why.push_str("; Blackwell and Grace Hopper need NVIDIA's open kernel modules");
             }
+            let mut mins: Vec<crate::driver_choice::MinRelease> = gpus
+                .iter()
+                .filter_map(|g| crate::driver_choice::min_release_by_name(&g.name))
+                .collect();
+            mins.sort_by(|a, b| a.gpu.cmp(&b.gpu));
+            mins.dedup();
+            let mut source = format!("{SRC_MVC}; NVIDIA driver installation guide (open modules); compat-facts.md §1c (legacy branches)");
+            for m in &mins {
+                why.push_str(&format!("; {} needs {} or later", m.gpu, m.version));
+                source.push_str(&format!("; {}", m.source));
+            }
             let installed: Vec<String> = machines
                 .iter()
                 .filter_map(|m| match &m.driver {
-                    DriverFact::Known { version, .. } if version.branch() >= b => {
+                    DriverFact::Known { version, .. }
+                        if version.branch() >= b
+                            && m.gpus
+                                .iter()
+                                .all(|g| driver_below_min_release(m, g).is_none()) =>
+                    {
                         Some(version.to_string())
                     }
                     _ => None,
@@ -1270,7 +1310,7 @@ fn plan_driver(machines: &[MachineFacts], rec: Option<&Candidate>) -> DriverPlan
                 branch: Some(b),
                 open_modules_required: open,
                 reason: why,
-                source: format!("{SRC_MVC}; NVIDIA driver installation guide (open modules); compat-facts.md §1c (legacy branches)"),
+                source,
             }
         }
         Err(e) => DriverPlan {
@@ -1374,6 +1414,9 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
                         format!("{}: {e}", g.name),
                         "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
                     ));
+                } else if let Some((why, source)) = driver_below_min_release(m, g) {
+                    runs = false;
+                    reasons.push(reason(Code::Driver, Some(offset + i), why, &source));
                 }
             }
             let first = compat::first_cuda_for_cc(g.cc.pair());
@@ -1832,5 +1875,50 @@ mod tests {
         );
         assert_eq!(p.machine.driver_cuda.as_deref(), Some("13.0"));
         assert_eq!(p.exit_code(), 0);
+    }
+
+    #[test]
+    fn a_b200_below_the_release_nvidia_names_is_refused() {
+        // kb-audit doubt 1: `--gpu B200 --driver 570` (570.26) was approved; the
+        // GPU Operator names 570.133.20 for HGX B200, the open-gpu-kernel-modules
+        // README lists B300 from 580.82.07.
+        let m = |gpu: &str, cc: (u32, u32), driver: &str| MachineFacts {
+            label: "described".into(),
+            gpus: vec![GpuFact {
+                name: gpu.into(),
+                cc: ComputeCapability::new(cc.0, cc.1),
+                class: GpuClass::Datacenter,
+                in_table: true,
+                source: "test".into(),
+            }],
+            gpus_unknown: None,
+            driver: DriverFact::Known {
+                version: driver.parse().unwrap(),
+                note: None,
+            },
+            driver_cuda: None,
+            arch: Some(Arch::X86_64),
+            python: Some((3, 12)),
+            jetson: None,
+        };
+        let p = plan(&[m("B200", (10, 0), "570.26")], &TorchSpec::default());
+        assert!(p.torch.recommended.is_none());
+        assert!(
+            p.driver.reason.contains("needs 570.133.20 or later"),
+            "{}",
+            p.driver.reason
+        );
+        assert!(
+            !p.driver.reason.contains("already does"),
+            "{}",
+            p.driver.reason
+        );
+        let p = plan(&[m("B200", (10, 0), "570.133.20")], &TorchSpec::default());
+        assert!(p.torch.recommended.is_some());
+        let p = plan(&[m("B300", (10, 3), "580.65.06")], &TorchSpec::default());
+        assert!(p.torch.recommended.is_none());
+        assert!(p.containers.iter().all(|c| !c.runs));
+        let p = plan(&[m("B300", (10, 3), "580.95.05")], &TorchSpec::default());
+        assert!(p.torch.recommended.is_some());
     }
 }
