@@ -253,8 +253,9 @@ impl MachineValues {
     }
 }
 
-/// Fills a fix's placeholders with this machine's values; returns whether any
-/// was filled.
+/// Fills a fix's placeholders with this machine's values, in the command part
+/// of each step only (a trailing `# comment` that explains a placeholder keeps
+/// it); returns whether any was filled.
 pub fn fill(fix: &mut Fix, v: &MachineValues) -> bool {
     let pairs = [
         ("<DRIVER_PACKAGE>", &v.driver_package),
@@ -263,16 +264,38 @@ pub fn fill(fix: &mut Fix, v: &MachineValues) -> bool {
     ];
     let mut filled = false;
     for step in &mut fix.steps {
+        if step.trim_start().starts_with('#') {
+            continue;
+        }
+        let cut = comment_start(step).unwrap_or(step.len());
+        let (code, comment) = step.split_at(cut);
+        let mut code = code.to_string();
         for (token, value) in pairs {
             if let Some(value) = value {
-                if step.contains(token) {
-                    *step = step.replace(token, value);
+                if code.contains(token) {
+                    code = code.replace(token, value);
                     filled = true;
                 }
             }
         }
+        *step = format!("{code}{comment}");
     }
     filled
+}
+
+/// Where a step's trailing comment starts: a `#` after whitespace, outside quotes.
+fn comment_start(step: &str) -> Option<usize> {
+    let (mut sq, mut dq) = (false, false);
+    let b = step.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'\'' if !dq => sq = !sq,
+            b'"' if !sq => dq = !dq,
+            b'#' if !sq && !dq && i > 0 && b[i - 1].is_ascii_whitespace() => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// What a withheld fix's steps do, in words.
@@ -378,6 +401,28 @@ mod tests {
         );
         assert!(p.nothing_left_to_do);
         assert_eq!(p.fixes[0].runs_on, RunsOn::WindowsHost);
+    }
+
+    #[test]
+    fn placeholders_are_filled_in_commands_not_in_comments() {
+        let mut f = fix(
+            "apt",
+            &[
+                "sudo apt install nvidia-driver-<BRANCH>   # <BRANCH> <= 580 for Pascal",
+                "# <DRIVER_PACKAGE> only",
+            ],
+        );
+        let v = MachineValues {
+            driver_package: Some("nvidia-driver-580-open".into()),
+            branch: Some("580".into()),
+            torch_pin: None,
+        };
+        assert!(fill(&mut f, &v));
+        assert_eq!(
+            f.steps[0],
+            "sudo apt install nvidia-driver-580   # <BRANCH> <= 580 for Pascal"
+        );
+        assert_eq!(f.steps[1], "# <DRIVER_PACKAGE> only");
     }
 
     #[test]
