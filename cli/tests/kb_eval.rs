@@ -130,7 +130,8 @@ fn an_unknown_label_is_a_one_line_error_with_exit_2() {
 #[test]
 fn a_case_with_a_machine_is_also_ranked_with_that_machines_facts() {
     let dir = tempfile::tempdir().unwrap();
-    let text = "CUDA error: no CUDA-capable device is detected";
+    // cuInit's status alone: text ranks "no GPU" first, the capture shows CVD hides them
+    let text = "cuInit failed: CUDA_ERROR_NO_DEVICE";
     // A relative machine path is relative to the JSONL file: link the fixture next to it.
     std::os::unix::fs::symlink(capture("cuda-visible-devices-empty"), dir.path().join("m1"))
         .unwrap();
