@@ -259,6 +259,12 @@ fn write_eval(
         pct(k.top3_same_as, k.n),
         k.top3_same_as
     )?;
+    let cal = &r.calibration;
+    writeln!(
+        out,
+        "  calibration of the top-1 confidence (mean {:.2}): ECE over 10 bins {:.3} strict, {:.3} same_as",
+        cal.mean_confidence, cal.ece, cal.ece_same_as
+    )?;
     let m = &r.machine;
     if m.n > 0 {
         writeln!(

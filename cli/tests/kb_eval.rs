@@ -70,6 +70,20 @@ fn same_as_counts_a_declared_equivalent_and_strict_does_not() {
     assert_eq!(ids, ["a", "c"]);
     assert_eq!(misses[0]["top1_same_as"], true);
     assert_eq!(misses[1]["top1_same_as"], false);
+    // Calibration: all three cases share one top-1 confidence c, right 1 of 3 times
+    // strictly and 2 of 3 counting same_as, so ECE = |c - 1/3| and |c - 2/3|.
+    let cal = &v["report"]["calibration"];
+    let c = cal["mean_confidence"].as_f64().unwrap();
+    assert!(c > 0.0 && c <= 1.0, "{cal}");
+    assert!(
+        (cal["ece"].as_f64().unwrap() - (c - 1.0 / 3.0).abs()).abs() < 1e-9,
+        "{cal}"
+    );
+    assert!(
+        (cal["ece_same_as"].as_f64().unwrap() - (c - 2.0 / 3.0).abs()).abs() < 1e-9,
+        "{cal}"
+    );
+    assert_eq!(cal["bins"].as_array().unwrap().len(), 1, "{cal}");
 }
 
 #[test]
@@ -84,6 +98,7 @@ fn text_report_prints_strict_and_same_as_side_by_side_with_misses_by_category() 
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("strict    top-1   0.0%"), "{text}");
     assert!(text.contains("same_as   top-1 100.0%"), "{text}");
+    assert!(text.contains("ECE over 10 bins"), "{text}");
     assert!(text.contains("misses (strict top-1 category wrong), by expected category:"));
     assert!(
         text.contains("  container_cdi_spec_missing\n    a (same_as top-1)"),
@@ -115,7 +130,8 @@ fn an_unknown_label_is_a_one_line_error_with_exit_2() {
 #[test]
 fn a_case_with_a_machine_is_also_ranked_with_that_machines_facts() {
     let dir = tempfile::tempdir().unwrap();
-    let text = "CUDA error: no CUDA-capable device is detected";
+    // cuInit's status alone: text ranks "no GPU" first, the capture shows CVD hides them
+    let text = "cuInit failed: CUDA_ERROR_NO_DEVICE";
     // A relative machine path is relative to the JSONL file: link the fixture next to it.
     std::os::unix::fs::symlink(capture("cuda-visible-devices-empty"), dir.path().join("m1"))
         .unwrap();

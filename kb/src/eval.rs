@@ -116,6 +116,75 @@ pub struct Got {
     pub category: String,
     /// Search score.
     pub score: f64,
+    /// The confidence search printed.
+    pub confidence: f64,
+}
+
+/// How well the top-1 confidence matches how often the top-1 answer is right: expected
+/// calibration error over 10 equal-width confidence bins (a case with no answer counts as
+/// confidence 0, wrong).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Calibration {
+    /// Expected calibration error against the strict label.
+    pub ece: f64,
+    /// Expected calibration error counting `same_as`.
+    pub ece_same_as: f64,
+    /// Mean top-1 confidence.
+    pub mean_confidence: f64,
+    /// Per bin (0 = [0, 0.1) ... 9 = [0.9, 1]): cases, mean confidence, strict accuracy.
+    pub bins: Vec<CalibrationBin>,
+}
+
+/// One confidence bin of [`Calibration`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CalibrationBin {
+    /// Lower edge of the bin.
+    pub from: f64,
+    /// Cases whose top-1 confidence falls in it.
+    pub n: usize,
+    /// Their mean confidence.
+    pub confidence: f64,
+    /// Their strict top-1 accuracy.
+    pub accuracy: f64,
+    /// Their top-1 accuracy counting `same_as`.
+    pub accuracy_same_as: f64,
+}
+
+impl Calibration {
+    /// From (top-1 confidence, strict right, same_as right) per case.
+    pub fn from_cases(cases: &[(f64, bool, bool)]) -> Calibration {
+        const BINS: usize = 10;
+        let n = cases.len().max(1) as f64;
+        let mut acc = vec![(0usize, 0.0f64, 0usize, 0usize); BINS];
+        for &(c, right, right_sa) in cases {
+            let b = ((c.clamp(0.0, 1.0) * BINS as f64) as usize).min(BINS - 1);
+            acc[b].0 += 1;
+            acc[b].1 += c;
+            acc[b].2 += usize::from(right);
+            acc[b].3 += usize::from(right_sa);
+        }
+        let mut out = Calibration {
+            mean_confidence: cases.iter().map(|c| c.0).sum::<f64>() / n,
+            ..Default::default()
+        };
+        for (i, (k, conf, right, right_sa)) in acc.into_iter().enumerate() {
+            if k == 0 {
+                continue;
+            }
+            let kf = k as f64;
+            let bin = CalibrationBin {
+                from: i as f64 / BINS as f64,
+                n: k,
+                confidence: conf / kf,
+                accuracy: right as f64 / kf,
+                accuracy_same_as: right_sa as f64 / kf,
+            };
+            out.ece += kf / n * (bin.confidence - bin.accuracy).abs();
+            out.ece_same_as += kf / n * (bin.confidence - bin.accuracy_same_as).abs();
+            out.bins.push(bin);
+        }
+        out
+    }
 }
 
 /// A case whose top hit did not have the label's category.
@@ -169,6 +238,8 @@ pub struct EvalReport {
     pub machine: MachineCounts,
     /// Each case with a machine.
     pub machine_cases: Vec<MachineCase>,
+    /// Calibration of the text-only top-1 confidence.
+    pub calibration: Calibration,
 }
 
 /// The longest line of a labelled JSONL file.
@@ -284,14 +355,21 @@ impl Kb {
                     id: h.id,
                     category: h.category,
                     score: h.score,
+                    confidence: h.confidence,
                 })
                 .collect())
         };
         let mut r = EvalReport::default();
+        let mut confidences = Vec::with_capacity(cases.len());
         for (i, c) in cases.iter().enumerate() {
             let id = c.id.clone().unwrap_or_default();
             let got = ranked(&c.error, None)?;
             let o = judge(&map, &c.root_cause, &got);
+            confidences.push((
+                got.first().map_or(0.0, |g| g.confidence),
+                o.top1,
+                o.top1_same_as,
+            ));
             r.overall.add(&o);
             r.per_category
                 .entry(c.root_cause.clone())
@@ -329,6 +407,7 @@ impl Kb {
             }
         }
         r.misses.sort_by(|a, b| a.expected.cmp(&b.expected));
+        r.calibration = Calibration::from_cases(&confidences);
         Ok(r)
     }
 }
@@ -345,6 +424,26 @@ mod tests {
             ),
             ("oom".to_string(), vec![]),
         ])
+    }
+
+    #[test]
+    fn calibration_error_over_ten_bins() {
+        // calibrated: 0.85 right 17 of 20 times, 0.25 right 5 of 20 times
+        let mut cases = vec![(0.85, true, true); 17];
+        cases.extend(vec![(0.85, false, true); 3]);
+        cases.extend(vec![(0.25, false, false); 15]);
+        cases.extend(vec![(0.25, true, true); 5]);
+        let c = Calibration::from_cases(&cases);
+        assert_eq!(c.bins.len(), 2);
+        assert!(c.ece < 1e-9, "{c:?}");
+        // same_as: the top bin is right 20/20 -> |0.85 - 1| * 0.5
+        assert!((c.ece_same_as - 0.075).abs() < 1e-9, "{c:?}");
+        // always 0.9 and never right: error 0.9
+        let c = Calibration::from_cases(&[(0.9, false, false), (0.95, false, false)]);
+        assert!((c.ece - 0.925).abs() < 1e-9);
+        // no answer counts as confidence 0, wrong
+        let c = Calibration::from_cases(&[(0.0, false, false)]);
+        assert_eq!(c.ece, 0.0);
     }
 
     #[test]
@@ -373,11 +472,13 @@ mod tests {
                 id: "a".into(),
                 category: "oom".into(),
                 score: 3.0,
+                confidence: 0.8,
             },
             Got {
                 id: "b".into(),
                 category: "container_cdi_spec_missing".into(),
                 score: 2.0,
+                confidence: 0.5,
             },
         ];
         let o = judge(&m, "cdi_spec_stale", &got);
