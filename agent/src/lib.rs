@@ -2,6 +2,8 @@
 //! under a root, commands with timeouts, registered env vars, NVML and the
 //! CUDA driver API) and produces a [`fingerprint::Fingerprint`] in which every
 //! fact records where it came from.
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod collect;
 pub mod elf;

@@ -9,6 +9,9 @@
 //! Data tables with sources: `jetson/data/jetpack.csv` (L4T → JetPack →
 //! Ubuntu/CUDA/cuDNN/TensorRT) and `jetson/data/modules.csv` (part number →
 //! module, RAM, SoC).
+#![forbid(unsafe_code)]
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod csv;
 pub mod cudafiles;

@@ -5,6 +5,9 @@
 //! [`Kb::search`] ranks diagnoses for a pasted error, [`Kb::explain`] looks up error codes,
 //! [`Kb::lint`] re-checks the embedded data; [`Kb::compile_dir`] compiles a knowledge-base
 //! directory in memory (for `gpukb kb lint DIR`).
+#![forbid(unsafe_code)]
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agreement;
 pub mod diagnose;

@@ -6,6 +6,9 @@
 //! [`SASS_ARCHS`], as PTX for each `compute_XX` of the same list, plus a PTX whose
 //! `.version` is newer than any driver (to show error 222). Nothing here touches
 //! a GPU; the agent's probe loads these bytes through the CUDA driver API.
+#![forbid(unsafe_code)]
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 /// What an embedded image is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,6 +7,9 @@
 //!
 //! Values serialise as the strings users read (`"9.0"`, `"13.0"`,
 //! `"580.159.04"`, `"sm_90a"`), so the JSON stays readable.
+#![forbid(unsafe_code)]
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builds;
 pub mod compat;

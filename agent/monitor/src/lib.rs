@@ -16,6 +16,8 @@
 //! diagnosis; the KB never learns about history; the CLI only parses flags,
 //! prints and picks exit codes. Nothing here judges a machine: every verdict
 //! and every "what it means" comes from the `Diagnosis`.
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod canary;
 pub mod daemon;

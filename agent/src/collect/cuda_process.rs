@@ -56,6 +56,8 @@ pub fn parse_answer(stdout: &str) -> Result<String, String> {
 
 /// The child's body: `dlopen(path)`, `cuInit(0)`, print the code. Returns the exit
 /// status (0 when cuInit was called, whatever it returned).
+// The child's answer is its stdout protocol (`init=N`), read by its parent.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 fn child(path: &str) -> i32 {
     // SAFETY: loading a driver library by path runs its constructors; this is the
     // child process, which exists to take that risk.

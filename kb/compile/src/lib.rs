@@ -7,6 +7,9 @@
 //! the binary and fails the build on [`Issue::fatal`] problems; `gpukb kb lint DIR` (through
 //! `gpukb_kb::Kb::compile_dir`) compiles a directory in memory and reports every problem
 //! without rebuilding anything.
+#![forbid(unsafe_code)]
+// Only the `gpukb` binary prints (cli); libraries return what they found.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 // This crate reads the knowledge base's own data files, never machine state.
 #![allow(clippy::disallowed_methods)]
 
