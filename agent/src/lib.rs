@@ -11,6 +11,7 @@ pub mod fatbin;
 pub mod fingerprint;
 pub mod host;
 pub mod loader;
+pub mod nvml_successors;
 pub mod parse;
 pub mod redact;
 

@@ -457,6 +457,13 @@ pub struct NvmlGpu {
     pub power_w: Option<f64>,
     pub power_limit_w: Option<f64>,
     pub throttle_reasons: Option<Vec<String>>,
+    /// For readings NVML has a successor function for (`temperature_c`,
+    /// `throttle_reasons`), the NVML function that answered: the successor
+    /// (`nvmlDeviceGetTemperatureV`, `nvmlDeviceGetCurrentClocksEventReasons`)
+    /// or, on a driver whose NVML lacks it, the deprecated one
+    /// (`nvmlDeviceGetTemperature`, `nvmlDeviceGetCurrentClocksThrottleReasons`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub answered_by: std::collections::BTreeMap<String, String>,
     /// NVML calls that failed for this GPU, with the error.
     pub unavailable: Vec<String>,
 }

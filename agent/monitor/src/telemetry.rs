@@ -8,7 +8,9 @@
 //! (no driver, a Jetson before JetPack 7) the whole sample is `Err(reason)`.
 
 use gpukb_agent::host::{with_deadline, HostError};
-use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, TemperatureSensor};
+use gpukb_agent::nvml_successors;
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError};
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 use std::collections::BTreeMap;
@@ -418,9 +420,10 @@ fn sample_gpu(nvml: &Nvml, index: u32) -> GpuSample {
     let util = d.utilization_rates();
     const MIB: f64 = 1024.0 * 1024.0;
     let mut readings = vec![
+        // Successors of the deprecated NVML functions, with a fallback to them.
         (
             Metric::GpuTemp,
-            r(d.temperature(TemperatureSensor::Gpu).map(f64::from)),
+            r(nvml_successors::gpu_temperature(&d).value.map(f64::from)),
         ),
         (
             Metric::PowerUsage,
@@ -470,7 +473,9 @@ fn sample_gpu(nvml: &Nvml, index: u32) -> GpuSample {
         ),
         (
             Metric::ClockThrottleReasons,
-            r(d.current_throttle_reasons().map(|t| t.bits() as f64)),
+            r(nvml_successors::clocks_event_reasons(&d)
+                .value
+                .map(|bits| ThrottleReasons::from_bits_truncate(bits).bits() as f64)),
         ),
     ];
     // Row remapping is not wrapped by nvml-wrapper 0.13: the raw symbol.

@@ -3,12 +3,13 @@
 
 use crate::fingerprint::{NvmlFacts, NvmlGpu, Observed, RemappedRows, Source};
 use crate::host::{Host, HostError};
+use crate::nvml_successors;
 use gpukb_facts::{ComputeCapability, CudaVersion};
-use nvml_wrapper::enum_wrappers::device::{
-    EccCounter, MemoryError, RetirementCause, TemperatureSensor,
-};
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, RetirementCause};
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// NVML return codes by number (nvml.h), for exact error names.
@@ -36,6 +37,14 @@ fn return_name(code: u32) -> &'static str {
         20 => "NVML_ERROR_MEMORY",
         21 => "NVML_ERROR_NO_DATA",
         22 => "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED",
+        23 => "NVML_ERROR_INSUFFICIENT_RESOURCES",
+        24 => "NVML_ERROR_FREQ_NOT_SUPPORTED",
+        25 => "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
+        26 => "NVML_ERROR_DEPRECATED",
+        27 => "NVML_ERROR_NOT_READY",
+        28 => "NVML_ERROR_GPU_NOT_FOUND",
+        29 => "NVML_ERROR_INVALID_STATE",
+        30 => "NVML_ERROR_RESET_TYPE_NOT_SUPPORTED",
         _ => "NVML_ERROR_UNKNOWN",
     }
 }
@@ -117,7 +126,7 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
         }
     };
     macro_rules! get {
-        ($call:literal, $e:expr) => {
+        ($call:expr, $e:expr) => {
             match $e {
                 Ok(v) => Some(v),
                 Err(e) => {
@@ -181,18 +190,24 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
         _ => None,
     };
     let persistence = get!("nvmlDeviceGetPersistenceMode", d.is_in_persistent_mode());
-    let temp = get!(
-        "nvmlDeviceGetTemperature",
-        d.temperature(TemperatureSensor::Gpu)
-    );
+    // Successor functions with a fallback to the deprecated ones; the answer
+    // names the function that gave it.
+    let mut answered_by = BTreeMap::new();
+    let t = nvml_successors::gpu_temperature(&d);
+    if t.value.is_ok() {
+        answered_by.insert("temperature_c".to_string(), t.call.to_string());
+    }
+    // The successor's `int`: a reading below 0 °C is recorded as 0.
+    let temp = get!(t.call, t.value).map(|c| u32::try_from(c).unwrap_or(0));
     let power = get!("nvmlDeviceGetPowerUsage", d.power_usage()).map(|mw| mw as f64 / 1000.0);
     let limit = get!("nvmlDeviceGetEnforcedPowerLimit", d.enforced_power_limit())
         .map(|mw| mw as f64 / 1000.0);
-    let throttle = get!(
-        "nvmlDeviceGetCurrentClocksThrottleReasons",
-        d.current_throttle_reasons()
-    )
-    .map(|r| {
+    let reasons = nvml_successors::clocks_event_reasons(&d);
+    if reasons.value.is_ok() {
+        answered_by.insert("throttle_reasons".to_string(), reasons.call.to_string());
+    }
+    let throttle = get!(reasons.call, reasons.value).map(|bits| {
+        let r = ThrottleReasons::from_bits_truncate(bits);
         let mut names: Vec<String> = r.iter_names().map(|(n, _)| n.to_string()).collect();
         names.sort();
         names
@@ -220,6 +235,7 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
         Err(_) => None,
     };
     g.unavailable = unavailable;
+    g.answered_by = answered_by;
     g.name = name;
     g.uuid = uuid;
     g.compute_capability = cc;
