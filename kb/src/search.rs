@@ -1190,6 +1190,9 @@ fn machine_rank(
 ) -> Ranking {
     let mut first = Vec::new();
     let mut weak_roots = Vec::new();
+    // The best-ranked candidate the machine confirms as a symptom that the text
+    // supports only weakly.
+    let mut weak_symptom: Option<Hit> = None;
     let mut rest = Vec::new();
     let mut ruled_out = Vec::new();
     let mut undecided: Vec<(String, String)> = Vec::new();
@@ -1213,6 +1216,7 @@ fn machine_rank(
                     weak_roots.push((rest.len(), h));
                     continue;
                 }
+                Outcome::Confirmed if weak_symptom.is_none() => weak_symptom = Some(h.clone()),
                 Outcome::RuledOut => {
                     if pos < limit {
                         ruled_out.push(h);
@@ -1229,8 +1233,32 @@ fn machine_rank(
     // machine and the paste agree that this part of the stack is broken). Otherwise it
     // keeps its text rank.
     if first.is_empty() {
+        let root_confirmed = !weak_roots.is_empty();
         for (at, h) in weak_roots.into_iter().rev() {
             rest.insert(at.min(rest.len()), h);
+        }
+        // Nothing the text supports is confirmed, but the machine confirms a symptom
+        // the paste's words point at (cuInit failing, no device) and its doctor names
+        // the failure that explains it: that root cause is the answer for this machine.
+        if let (Some(d), Some(sym), false) = (
+            facts.map(|f| &f.diagnosis),
+            weak_symptom.as_ref(),
+            root_confirmed,
+        ) {
+            if let Some(h) = root_cause_hit(kb, d, sym, w).filter(|h| {
+                // An entry of the root finding's own category: precisely about it.
+                d.findings.iter().any(|f| {
+                    f.root_cause
+                        && f.severity == crate::diagnose::Severity::Failure
+                        && f.category == h.category
+                        && h.machine.as_ref().and_then(|m| m.check.as_deref())
+                            == Some(f.check.name())
+                })
+            }) {
+                rest.retain(|x| x.id != h.id);
+                ruled_out.retain(|x| x.id != h.id);
+                first.push(h);
+            }
         }
     } else {
         for (_, mut h) in weak_roots {
