@@ -48,6 +48,16 @@ const SIGNS: &[&[u8]] = &[
     b"denied",
 ];
 
+/// One automaton over [`SIGNS`], built once: a line is scanned once, not once
+/// per sign with a searcher built each time.
+fn signs() -> &'static aho_corasick::AhoCorasick {
+    static A: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    A.get_or_init(|| {
+        aho_corasick::AhoCorasick::new(SIGNS)
+            .unwrap_or_else(|e| unreachable!("the signs are fixed byte strings: {e}"))
+    })
+}
+
 /// The window, fed chunk by chunk.
 #[derive(Debug, Default)]
 pub struct PasteWindow {
@@ -121,9 +131,7 @@ impl PasteWindow {
             *n += 1;
             return;
         }
-        let signal = SIGNS
-            .iter()
-            .any(|s| memchr::memmem::find(&line, s).is_some());
+        let signal = signs().is_match(&line);
         if signal && self.signal_bytes + line.len() < SIGNAL {
             self.signal_bytes += line.len() + 1;
             self.counts.insert(line.clone(), 1);
