@@ -190,6 +190,17 @@ fn a_newer_boot_clears_a_fail_class_event() {
         String::from_utf8_lossy(&b.stdout)
     );
     assert_eq!(health(&prom), 0.0);
+    // The same Xid on the same GPU in a later boot: the reboot did not cure it,
+    // a hardware fault.
+    let c = once(&db, &prom, &kmsg("kmsg-fail-xid79.txt"), "boot-c", &["--json"]);
+    assert_eq!(c.status.code(), Some(1));
+    let j = json(&c);
+    let r = &j["health"]["hardware"]["reasons"][0];
+    assert_eq!(r["class"], "hardware", "{j}");
+    assert!(
+        r["text"].as_str().unwrap_or("").contains("after a reboot"),
+        "{r}"
+    );
 }
 
 #[test]

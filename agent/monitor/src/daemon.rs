@@ -271,7 +271,8 @@ impl Agent {
 
     /// The hardware verdict: this boot's kernel events not acknowledged,
     /// judged by the Xid policy ([`crate::xid_policy`]). A newer boot id
-    /// starts from none.
+    /// starts from none; a fail-class event that comes again on the same GPU
+    /// in a later boot escalates to hardware.
     pub fn hardware(&self) -> Result<HardwareVerdict, MonitorError> {
         let events: Vec<EventView> = self
             .store
@@ -285,7 +286,8 @@ impl Agent {
                 message: k.message,
             })
             .collect();
-        Ok(xid_policy::judge_boot(&events))
+        let earlier = self.store.kernel_in_other_boots(&self.boot_id)?;
+        Ok(xid_policy::judge_boot_with_history(&events, &earlier))
     }
 
     /// The node's verdict: the snapshot's (the doctor's) with the hardware's.

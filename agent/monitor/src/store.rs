@@ -641,6 +641,21 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
+    /// Every (kind, code, GPU) of kernel-log events recorded in boots other than
+    /// `boot_id`: what a reboot did not cure when it comes again.
+    pub fn kernel_in_other_boots(
+        &self,
+        boot_id: &str,
+    ) -> Result<Vec<(String, Option<u32>, String)>, MonitorError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT DISTINCT kind, code, gpu FROM kernel_events WHERE boot_id != ?1")
+            .map_err(|e| self.err(e))?;
+        st.query_map([boot_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.err(e))
+    }
+
     /// The history's event id of kernel event (boot, seq).
     pub fn kernel_event_id(&self, boot_id: &str, seq: u64) -> Result<Option<i64>, MonitorError> {
         self.conn

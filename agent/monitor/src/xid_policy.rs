@@ -274,10 +274,32 @@ pub struct Reason {
 /// Judges the not-acknowledged events of one boot: the worst event decides;
 /// [`REPEATED_APPLICATION`] application-class Xids on one GPU warn.
 pub fn judge_boot(events: &[EventView]) -> HardwareVerdict {
+    judge_boot_with_history(events, &[])
+}
+
+/// [`judge_boot`], knowing the (kind, code, GPU) of events of earlier boots: a
+/// reset/reboot-class event that comes again on the same GPU after a reboot
+/// escalates to `hardware` (the reboot did not cure it: drain the node, the
+/// GPU needs service).
+pub fn judge_boot_with_history(
+    events: &[EventView],
+    earlier: &[(String, Option<u32>, String)],
+) -> HardwareVerdict {
     let mut reasons: Vec<Reason> = Vec::new();
     let mut app: BTreeMap<&str, (u64, Option<i64>)> = BTreeMap::new();
     for e in events {
-        let j = judge_event(e);
+        let mut j = judge_event(e);
+        if j.class == "fail"
+            && earlier
+                .iter()
+                .any(|(k, c, g)| *k == e.kind && *c == e.code && *g == e.gpu)
+        {
+            j.class = "hardware".into();
+            j.reason = format!(
+                "{}; it came again after a reboot: a hardware fault (drain the node; the GPU needs service)",
+                j.reason
+            );
+        }
         if j.class == "application" {
             let a = app.entry(e.gpu.as_str()).or_default();
             a.0 += 1;
@@ -392,6 +414,27 @@ mod tests {
             })
             .collect();
         assert_eq!(judge_boot(&spread).level, Level::Ok);
+    }
+
+    #[test]
+    fn a_fail_class_xid_again_after_a_reboot_escalates_to_hardware() {
+        let e = ev(79, "GPU has fallen off the bus.");
+        let first = judge_boot(std::slice::from_ref(&e));
+        assert_eq!(first.reasons[0].class, "fail");
+        let earlier = vec![(e.kind.clone(), e.code, e.gpu.clone())];
+        let again = judge_boot_with_history(std::slice::from_ref(&e), &earlier);
+        assert_eq!(again.level, Level::Failure);
+        assert_eq!(again.reasons[0].class, "hardware");
+        assert!(again.reasons[0].text.contains("after a reboot"));
+        // Another GPU's history, or an application-class Xid, does not escalate.
+        let other = vec![(e.kind.clone(), e.code, "PCI:0000:99:00".to_string())];
+        assert_eq!(
+            judge_boot_with_history(std::slice::from_ref(&e), &other).reasons[0].class,
+            "fail"
+        );
+        let app = ev(13, "Graphics SM Warp Exception");
+        let earlier13 = vec![(app.kind.clone(), app.code, app.gpu.clone())];
+        assert_eq!(judge_boot_with_history(&[app], &earlier13).level, Level::Ok);
     }
 
     #[test]
