@@ -192,7 +192,13 @@ fn a_newer_boot_clears_a_fail_class_event() {
     assert_eq!(health(&prom), 0.0);
     // The same Xid on the same GPU in a later boot: the reboot did not cure it,
     // a hardware fault.
-    let c = once(&db, &prom, &kmsg("kmsg-fail-xid79.txt"), "boot-c", &["--json"]);
+    let c = once(
+        &db,
+        &prom,
+        &kmsg("kmsg-fail-xid79.txt"),
+        "boot-c",
+        &["--json"],
+    );
     assert_eq!(c.status.code(), Some(1));
     let j = json(&c);
     let r = &j["health"]["hardware"]["reasons"][0];
