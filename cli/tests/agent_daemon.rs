@@ -165,7 +165,7 @@ fn daemon_health(kmsg: &str) -> (u16, String) {
         .arg("--replay")
         .arg(repo.join("tests/fixtures/healthy/h200-with-pci"))
         .arg("--kernel-log")
-        .arg(repo.join("agent/monitor/tests/fixtures").join(kmsg))
+        .arg(repo.join("cli/monitor/tests/fixtures").join(kmsg))
         .arg("--db")
         .arg(dir.path().join("agent.db"))
         .stdout(Stdio::null())

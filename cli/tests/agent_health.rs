@@ -18,7 +18,7 @@ fn repo() -> PathBuf {
 }
 
 fn kmsg(name: &str) -> PathBuf {
-    repo().join("agent/monitor/tests/fixtures").join(name)
+    repo().join("cli/monitor/tests/fixtures").join(name)
 }
 
 const H200: &str = "tests/fixtures/healthy/h200-with-pci";

@@ -193,7 +193,7 @@ fn torch_dropping_the_gpus_arch_is_a_stack_event_with_meaning() {
 fn exposition_parses_back_with_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("agent.db");
-    let kmsg = fixtures().join("../../agent/monitor/tests/fixtures/kmsg-xid.txt");
+    let kmsg = fixtures().join("../../cli/monitor/tests/fixtures/kmsg-xid.txt");
     let mut a = agent_on(
         "broken/driver-userspace-upgraded-reboot-pending",
         config(&db, KernelLog::File(kmsg)),
@@ -290,7 +290,7 @@ fn exposition_parses_back_with_the_contract() {
 fn ring_buffer_reread_does_not_recount_and_a_new_boot_starts_at_zero() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("agent.db");
-    let kmsg = fixtures().join("../../agent/monitor/tests/fixtures/kmsg-xid.txt");
+    let kmsg = fixtures().join("../../cli/monitor/tests/fixtures/kmsg-xid.txt");
     let first = agent_on(
         "healthy/h200-with-pci",
         config(&db, KernelLog::File(kmsg.clone())),

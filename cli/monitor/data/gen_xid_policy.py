@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes xid_policy.csv from the KB's transcription of NVIDIA's Xid catalogue
 (kb/tables/xid.csv) and the policy rules below. Run from the repository root:
-    python3 agent/monitor/data/gen_xid_policy.py > agent/monitor/data/xid_policy.csv
+    python3 cli/monitor/data/gen_xid_policy.py > cli/monitor/data/xid_policy.csv
 Every row keeps the catalogue's Immediate Action; `class` is gpukb's policy,
 `basis` says which rule gave it, `dcgm_class` is DCGM's health-watch class where
 DCGM classifies the Xid (NVIDIA/DCGM testing/TestHealthMonitor.cpp,

@@ -1,7 +1,7 @@
 //! The Xid policy: which kernel-log events fail a node, which only warn, and
 //! which are an application's fault, and the hardware verdict they make.
 //!
-//! The table is data (`agent/monitor/data/xid_policy.csv`, written by
+//! The table is data (`cli/monitor/data/xid_policy.csv`, written by
 //! `gen_xid_policy.py` from the KB's transcription of NVIDIA's Xid catalogue,
 //! <https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html>):
 //! one row per Xid of the catalogue with the catalogue's Immediate Action

@@ -24,7 +24,7 @@ fn exported() -> BTreeSet<String> {
         textfile: None,
         keep: Duration::from_secs(86400),
         max_db_bytes: 1 << 24,
-        kernel_log: KernelLog::File(repo().join("agent/monitor/tests/fixtures/kmsg-xid.txt")),
+        kernel_log: KernelLog::File(repo().join("cli/monitor/tests/fixtures/kmsg-xid.txt")),
         boot_id: Some("b".into()),
         input: "t".into(),
         settings: gpukb_agent::Settings {

@@ -1,4 +1,4 @@
-//! The Xid policy table (`agent/monitor/data/xid_policy.csv`): every row has
+//! The Xid policy table (`cli/monitor/data/xid_policy.csv`): every row has
 //! a class and a source, it covers every Xid of the KB's transcription of
 //! NVIDIA's catalogue with the catalogue's Immediate Action unchanged, and
 //! the Xids issue 22 names have the classes it gives them.
