@@ -343,6 +343,13 @@ pub fn effects_of(step: &str) -> Result<Vec<Effect>, Unclassified> {
     }
 }
 
+/// Every effect of one printed line, where a line the table does not know
+/// counts as a driver install: a fix is never judged safe by default. The
+/// doctor's placement and search's use this.
+pub fn effects_or_worst(step: &str) -> Vec<Effect> {
+    effects_of(step).unwrap_or_else(|_| vec![Effect::DriverInstall])
+}
+
 impl Effect {
     /// True for what only the machine that owns the kernel and the GPU may do
     /// (inside a container: its host).

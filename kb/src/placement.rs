@@ -12,7 +12,7 @@
 
 use crate::diagnose::fixes::Platform;
 use crate::diagnose::Choice;
-use crate::effect::{effects_of, Effect, RunsOn};
+use crate::effect::{effects_or_worst, Effect, RunsOn};
 use crate::model::Fix;
 use regex::Regex;
 use schemars::JsonSchema;
@@ -143,21 +143,22 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     let mut withheld = Vec::new();
     let mut acts = false;
     for fix in fixes {
-        let effects: Vec<Effect> = fix
-            .steps
-            .iter()
-            .flat_map(|s| effects_of(s).unwrap_or_else(|_| vec![Effect::Inert]))
-            .collect();
+        let effects: Vec<Effect> = fix.steps.iter().flat_map(|s| effects_or_worst(s)).collect();
         let any = |f: fn(Effect) -> bool| effects.iter().any(|e| f(*e));
-        let linux_driver = effects
-            .iter()
-            .any(|e| matches!(e, Effect::DriverInstall | Effect::DriverRemove));
+        // A desktop driver package step: installs or removes a driver and is not
+        // one of L4T's own packages.
+        let desktop_driver = fix.steps.iter().any(|s| {
+            !s.contains("l4t")
+                && effects_or_worst(s)
+                    .iter()
+                    .any(|e| matches!(e, Effect::DriverInstall | Effect::DriverRemove))
+        });
         let withhold = match platform {
             Some(Platform::Wsl2) => {
                 fix.platform != "windows"
                     && (any(Effect::forbidden_in_wsl) || effects.contains(&Effect::Reboot))
             }
-            Some(Platform::Jetson) => linux_driver && fix.steps.iter().any(|s| !s.contains("l4t")),
+            Some(Platform::Jetson) => desktop_driver,
             Some(Platform::Windows) => fix.platform != "windows" && any(Effect::host_only),
             _ => false,
         };
@@ -253,15 +254,23 @@ impl MachineValues {
     }
 }
 
+/// The placeholders [`fill`] fills (kb/FORMAT.md, "Machine-dependent steps").
+pub const FILLED: [&str; 3] = ["<DRIVER_PACKAGE>", "<BRANCH>", "<TORCH_PIN>"];
+
+/// Whether a fix names a placeholder [`fill`] fills.
+pub fn has_placeholder(fix: &Fix) -> bool {
+    fix.steps
+        .iter()
+        .any(|s| FILLED.iter().any(|t| s.contains(t)))
+}
+
 /// Fills a fix's placeholders with this machine's values, in the command part
 /// of each step only (a trailing `# comment` that explains a placeholder keeps
 /// it); returns whether any was filled.
 pub fn fill(fix: &mut Fix, v: &MachineValues) -> bool {
-    let pairs = [
-        ("<DRIVER_PACKAGE>", &v.driver_package),
-        ("<BRANCH>", &v.branch),
-        ("<TORCH_PIN>", &v.torch_pin),
-    ];
+    let pairs = FILLED
+        .into_iter()
+        .zip([&v.driver_package, &v.branch, &v.torch_pin]);
     let mut filled = false;
     for step in &mut fix.steps {
         if step.trim_start().starts_with('#') {
@@ -270,7 +279,7 @@ pub fn fill(fix: &mut Fix, v: &MachineValues) -> bool {
         let cut = comment_start(step).unwrap_or(step.len());
         let (code, comment) = step.split_at(cut);
         let mut code = code.to_string();
-        for (token, value) in pairs {
+        for (token, value) in pairs.clone() {
             if let Some(value) = value {
                 if code.contains(token) {
                     code = code.replace(token, value);

@@ -580,20 +580,17 @@ impl Kb {
         let hits = self.to_hits(m, q, pool, w)?;
         let mut r = machine_rank(self, hits, facts, limit, w);
         r.differs = differs;
-        let platform = q
-            .platform
-            .map(|n| n.platform)
-            .or_else(|| facts.map(|f| f.platform()));
+        let (platform, basis) = match (q.platform, facts) {
+            (Some(n), _) => (Some(n.platform), n.because),
+            (None, Some(f)) => (Some(f.platform()), "the machine's facts say so"),
+            (None, None) => (None, ""),
+        };
         // The machine's values fill the KB's placeholders, unless the paste says the
         // failing process is not the machine observed.
         let has_placeholder = r.results.iter().chain(r.ruled_out.iter()).any(|h| {
-            h.fixes.iter().any(|f| {
-                f.fix.steps.iter().any(|s| {
-                    s.contains("<DRIVER_PACKAGE>")
-                        || s.contains("<BRANCH>")
-                        || s.contains("<TORCH_PIN>")
-                })
-            })
+            h.fixes
+                .iter()
+                .any(|f| crate::placement::has_placeholder(&f.fix))
         });
         let values = facts
             .filter(|_| r.differs.is_empty() && has_placeholder)
@@ -615,6 +612,9 @@ impl Kb {
             }
             h.fixes = p.fixes;
             h.withheld_fixes = p.withheld;
+            for w in &mut h.withheld_fixes {
+                w.why = format!("{} ({basis})", w.why);
+            }
         }
         // A cause whose every remedy the platform forbids (a kernel-module cause under
         // WSL2) goes after the others; confidence still never increases down the list.

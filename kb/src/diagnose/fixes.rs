@@ -12,7 +12,7 @@
 use super::checks::Check;
 use super::view::View;
 use super::{Choice, Finding, FixStep, RunsOn};
-use crate::effect::{effects_of, Effect};
+use crate::effect::{effects_or_worst, Effect};
 use gpukb_facts::driver_choice::{recommend, DriverRecommendation, Flavour, GpuIdentity, NoDriver};
 use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
 use gpukb_facts::plan::{plan, MachineFacts, TorchSpec};
@@ -75,7 +75,7 @@ impl Platform {
 fn step_effects(s: &FixStep) -> Vec<Effect> {
     s.commands
         .iter()
-        .flat_map(|c| effects_of(c).unwrap_or_else(|_| vec![Effect::DriverInstall]))
+        .flat_map(|c| effects_or_worst(c))
         .collect()
 }
 

@@ -477,7 +477,7 @@ fn link_entries(kb: &Kb, findings: &mut [Finding], view: &View) {
 }
 
 /// GPU generation names an entry's title may be about.
-const GENERATIONS: &[&str] = &[
+pub const GENERATIONS: &[&str] = &[
     "Kepler",
     "Maxwell",
     "Pascal",

@@ -276,17 +276,9 @@ fn the_driver_fix_without_a_compute_capability_follows_the_pci_id() {
 #[test]
 fn the_doctors_torch_fix_is_the_plans_recommendation() {
     use gpukb_facts::plan::{plan, MachineFacts, TorchSpec};
-    let mut machines: Vec<(String, gpukb_agent::Fingerprint)> = Vec::new();
-    for v in gen::generate(SEED) {
-        let fp = match &v.input {
-            Input::Capture(m) => m.observe(),
-            Input::Observed(fp) => (**fp).clone(),
-        };
-        machines.push((v.name, fp));
-    }
+    let mut machines: Vec<(String, gpukb_agent::Fingerprint)> = all_machines().to_vec();
     for name in recorded_captures() {
         let mut m = machine::Machine::load(&name);
-        machines.push((name.clone(), m.observe()));
         m.answer(
             "host.arch",
             gpukb_agent::host::Recorded::Ok(serde_json::json!("aarch64")),
@@ -335,17 +327,6 @@ fn the_doctors_torch_fix_is_the_plans_recommendation() {
 fn read_names_the_entry_for_this_gpu_and_platform() {
     use gpukb_kb::diagnose::{fixes::Platform, View};
     let kb = gpukb_kb::Kb::open().unwrap();
-    const GENS: &[&str] = &[
-        "Kepler",
-        "Maxwell",
-        "Pascal",
-        "Volta",
-        "Turing",
-        "Ampere",
-        "Ada",
-        "Hopper",
-        "Blackwell",
-    ];
     let machines = all_machines();
     let mut bad = Vec::new();
     let mut linked = 0;
@@ -365,7 +346,10 @@ fn read_names_the_entry_for_this_gpu_and_platform() {
             };
             linked += 1;
             let title = kb.entry(id).unwrap().unwrap().title;
-            let named: Vec<&&str> = GENS.iter().filter(|g| title.contains(**g)).collect();
+            let named: Vec<&&str> = gpukb_kb::diagnose::GENERATIONS
+                .iter()
+                .filter(|g| title.contains(**g))
+                .collect();
             if !mine.is_empty() && !named.is_empty() && !named.iter().any(|g| mine.contains(g)) {
                 bad.push(format!(
                     "{name}: {} -> {id} ({title}) for {mine:?}",
