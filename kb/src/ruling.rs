@@ -363,6 +363,12 @@ impl MachineFacts {
         crate::diagnose::fixes::Platform::of(&crate::diagnose::View::new(&self.fp))
     }
 
+    /// The doctor's findings with the KB entries linked to each, as `gpukb doctor`
+    /// prints them (`read:`); `diagnosis` leaves them unlinked.
+    pub fn linked_findings(&self, kb: &crate::Kb) -> Vec<crate::diagnose::Finding> {
+        crate::diagnose(&self.fp, &self.diagnosis.input, Some(kb)).findings
+    }
+
     /// Like [`MachineFacts::observe`] with a Diagnosis already made of `fp`.
     pub fn with_diagnosis(fp: &Fingerprint, diagnosis: Diagnosis, process: &str) -> Self {
         let mut basis = std::collections::HashMap::new();

@@ -206,7 +206,7 @@ impl Evidence {
 /// not`/`unable to`, a refused connection, something `not supported`, `missing`,
 /// `invalid`, a `mismatch`, an `NCCL WARN` or glog/TF error line (`E0318 ... file.cc:12]`),
 /// an undefined symbol, denied permission, out of memory, `not found`/`not detected`, a
-/// time-out, a hang or freeze, a crash or panic, a fall back to the CPU, or a framework
+/// time-out, a hang or freeze, a run slower than expected, a crash or panic, a fall back to the CPU, or a framework
 /// that sees no GPU (`is_available()` False, an empty device list, `no CUDA devices
 /// found`). Such a text with words an entry shares is a failure even when no signature
 /// names it; the junk set (kb/tests/junk.rs) has none.
@@ -232,6 +232,8 @@ fn states_an_error(text: &str) -> bool {
             r"|\bundefined (?:symbol|reference to)\b|\bpermission denied\b|\bout of memory\b",
             r"|\bnot found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
             r"|\b(?:hang(?:s|ing)?|hung|freez(?:e|es|ing)|stuck|deadlock(?:s|ed)?|black screen)\b",
+            // a run slower than it should be (a performance failure)
+            r"|\b(?:(?:much |far |very )?slow(?:er)? than (?:expected|before|it should)|far below (?:the )?(?:expected|max|peak|spec)|(?:much |far )?lower than expected|(?:are|is|runs?|running) (?:very |really |extremely )?slow\b)",
             r"|\bnot (?:detected|recogni[sz]ed|loaded|using)\b|\b(?:falls?|fell|falling) back to (?:the )?cpu\b",
             // a framework or tool that reports no GPU: is_available() False, an empty list
             r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",
@@ -316,6 +318,9 @@ pub struct Weights {
     pub support: f64,
     /// Confidence floor of a candidate the machine confirms.
     pub confirmed_floor: f64,
+    /// Confidence of the machine's failure root cause put first when nothing the text
+    /// supports is confirmed (the paste is its symptom, not its statement).
+    pub doctor_failure_conf: f64,
 }
 
 /// The weights `gpukb search` ranks with.
@@ -343,6 +348,7 @@ pub const WEIGHTS: Weights = Weights {
     weak_cap: 0.45,
     support: 0.5,
     confirmed_floor: 0.9,
+    doctor_failure_conf: 0.75,
 };
 
 fn diminishing(v: &mut [f64], repeat: f64) -> f64 {
@@ -1196,6 +1202,9 @@ fn machine_rank(
     let mut rest = Vec::new();
     let mut ruled_out = Vec::new();
     let mut undecided: Vec<(String, String)> = Vec::new();
+    // What the text supports at all (any rank), and the best of it for later rules.
+    let seen: Vec<String> = hits.iter().map(|(h, _)| h.id.clone()).collect();
+    let mut text_best_ruled_out = false;
     for (pos, (mut h, und)) in hits.into_iter().enumerate() {
         if let Some(f) = facts {
             let v = machine_verdict(&h, &und, &f.diagnosis);
@@ -1218,6 +1227,7 @@ fn machine_rank(
                 }
                 Outcome::Confirmed if weak_symptom.is_none() => weak_symptom = Some(h.clone()),
                 Outcome::RuledOut => {
+                    text_best_ruled_out |= pos == 0;
                     if pos < limit {
                         ruled_out.push(h);
                     }
@@ -1255,6 +1265,19 @@ fn machine_rank(
                             == Some(f.check.name())
                 })
             }) {
+                rest.retain(|x| x.id != h.id);
+                ruled_out.retain(|x| x.id != h.id);
+                first.push(h);
+            }
+        }
+        // Still nothing confirmed: the machine's doctor names a failure, and the text's
+        // own best answer was ruled out by this machine or the text supports the entry
+        // the doctor links to that failure. The failure is what this machine's process
+        // runs into; the paste is its symptom.
+        if first.is_empty() {
+            if let Some(h) =
+                facts.and_then(|f| doctor_failure_hit(kb, f, &seen, text_best_ruled_out, w))
+            {
                 rest.retain(|x| x.id != h.id);
                 ruled_out.retain(|x| x.id != h.id);
                 first.push(h);
@@ -1367,6 +1390,64 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
         machine: Some(MachineVerdict::decided(&verdict, true)),
         supported: false,
         conditions: m.t.strs(meta.conditions).map(String::from).collect(),
+    })
+}
+
+/// The KB entry of the machine's failure root cause, when the paste is plausibly its
+/// symptom: the text's best answer was ruled out on this machine, or the text supports
+/// (at any rank) an entry the doctor links to the failure. The entry is the first the
+/// doctor links (`read:`), as the doctor prints it.
+fn doctor_failure_hit(
+    kb: &Kb,
+    facts: &MachineFacts,
+    seen: &[String],
+    text_best_ruled_out: bool,
+    w: &Weights,
+) -> Option<Hit> {
+    let failure = |f: &crate::diagnose::Finding| {
+        f.root_cause && f.severity == crate::diagnose::Severity::Failure
+    };
+    if !facts.diagnosis.findings.iter().any(failure) {
+        return None;
+    }
+    let findings = facts.linked_findings(kb);
+    let finding = findings
+        .iter()
+        .find(|f| failure(f) && !f.kb_entries.is_empty())?;
+    let supported = finding.kb_entries.iter().find(|id| seen.contains(id));
+    let id = match (supported, text_best_ruled_out) {
+        (Some(id), _) => id,
+        (None, true) => finding.kb_entries.first()?,
+        (None, false) => return None,
+    };
+    let entry = kb.entry(id).ok()??;
+    let verdict = RuleVerdict::from(&Confirmed {
+        check: finding.check.name().to_string(),
+        because: finding.title.clone(),
+        evidence: finding.evidence.clone(),
+    });
+    let why = match supported {
+        Some(_) => "the paste fits it and the machine's doctor names it as the failure",
+        None => "the text's own answer is ruled out here; the machine's doctor names this failure",
+    };
+    Some(Hit {
+        id: entry.id.clone(),
+        kind: "curated".into(),
+        category: entry.category.clone(),
+        layer: entry.layer.clone(),
+        title: entry.title.clone(),
+        summary: entry.summary.clone(),
+        score: 0.0,
+        confidence: w.doctor_failure_conf,
+        matched: vec![format!("{why}: {}", finding.title)],
+        fixes: entry.fixes.into_iter().map(PlacedFix::unplaced).collect(),
+        withheld_fixes: Vec::new(),
+        confirm: entry.confirm,
+        sources: entry.sources,
+        verdicts: vec![verdict.clone()],
+        machine: Some(MachineVerdict::decided(&verdict, true)),
+        supported: false,
+        conditions: entry.conditions.iter().map(|c| c.when.clone()).collect(),
     })
 }
 

@@ -245,3 +245,69 @@ fn the_readme_s_examples_of_junk_match_nothing() {
 fn short(s: &str) -> String {
     s.chars().take(90).collect()
 }
+
+/// The H200 recorded live, with GPU 0's PCIe link trained at x8 of x16 (a warning the
+/// doctor names as the root cause) or with every GPU hidden by `CUDA_VISIBLE_DEVICES=""`
+/// (a failure): a broken machine does not make junk a diagnosis.
+fn broken_machines() -> Vec<(&'static str, gpukb_kb::MachineFacts)> {
+    let base: serde_json::Value = serde_json::from_str(include_str!(
+        "../../tests/fixtures/healthy/h200-live-2026-12-01/fingerprint.json"
+    ))
+    .unwrap();
+    let mut pcie = base.clone();
+    pcie["nvml"]["value"]["gpus"][0]["pcie_width_current"] = 8.into();
+    let mut hidden = base;
+    let env = hidden["env"].as_array_mut().unwrap();
+    env.retain(|e| e["name"] != "CUDA_VISIBLE_DEVICES");
+    env.push(serde_json::json!({"name": "CUDA_VISIBLE_DEVICES", "value": ""}));
+    [
+        ("PCIe x8 of x16", pcie),
+        ("CUDA_VISIBLE_DEVICES=\"\"", hidden),
+    ]
+    .into_iter()
+    .map(|(name, v)| {
+        let fp = gpukb_facts::read::fingerprint_from_json(v.to_string().as_bytes()).unwrap();
+        (name, gpukb_kb::MachineFacts::observe(&fp, name))
+    })
+    .collect()
+}
+
+#[test]
+fn junk_matches_nothing_on_a_broken_machine_either() {
+    let seed = 0x6a75_6e6b_2026_1204;
+    println!("junk seed {seed:#x}");
+    let kb = Kb::open().unwrap();
+    let set = junk_set(seed, 200);
+    let mut matched = Vec::new();
+    for (machine, facts) in broken_machines() {
+        assert_ne!(
+            facts.diagnosis.verdict,
+            gpukb_kb::diagnose::Verdict::Ok,
+            "{machine}: the edited fingerprint is not broken"
+        );
+        for (kind, text) in &set {
+            if let Some(h) = kb.search(text, Some(&facts), 3).unwrap().first() {
+                matched.push(format!("{machine}: {kind}: {:?} -> {}", short(text), h.id));
+            }
+        }
+    }
+    assert!(
+        matched.is_empty(),
+        "{} junk cases matched on a broken machine (seed {seed:#x}):\n{}",
+        matched.len(),
+        matched.join("\n")
+    );
+}
+
+#[test]
+fn a_slow_run_on_a_machine_with_a_degraded_link_is_that_link() {
+    let kb = Kb::open().unwrap();
+    let (_, pcie) = broken_machines().remove(0);
+    let text =
+        "NCCL all_reduce bandwidth is far below the expected busbw; host-to-device copies are slow";
+    let hits = kb.search(text, Some(&pcie), 3).unwrap();
+    assert_eq!(
+        hits.first().map(|h| h.category.as_str()),
+        Some("pcie_link_downtrained")
+    );
+}
