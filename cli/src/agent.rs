@@ -6,6 +6,7 @@
 //! The engine is `gpukb_monitor`; this module parses flags, prints and picks
 //! exit codes.
 
+use crate::history::db_path;
 use crate::machine::MachineArgs;
 use anyhow::Context;
 use gpukb_kb::diagnose::Verdict;
@@ -104,30 +105,6 @@ pub struct AgentArgs {
     /// With --ack: why (kept in the history).
     #[arg(long, value_name = "TEXT", requires = "ack")]
     pub note: Option<String>,
-}
-
-/// The history path: `--db`, else the default rules.
-#[allow(clippy::disallowed_methods)] // where gpukb keeps its own state, not machine state
-pub fn db_path(db: &Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = db {
-        // The history goes where the user said, in a directory that exists: a
-        // typo in --db should not leave a new directory tree behind.
-        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            anyhow::ensure!(
-                dir.is_dir(),
-                "--db {}: the directory {} does not exist (create it first)",
-                p.display(),
-                dir.display()
-            );
-        }
-        return Ok(p.clone());
-    }
-    gpukb_monitor::paths::default_db(&|k| std::env::var(k).ok(), gpukb_monitor::paths::is_root())
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "no --db given and neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set"
-            )
-        })
 }
 
 fn config(args: &AgentArgs) -> anyhow::Result<Config> {

@@ -30,7 +30,7 @@ fn load(spec: &str, db: &Option<PathBuf>, kb: &gpukb_kb::Kb) -> anyhow::Result<S
         let id: i64 = id.parse().map_err(|_| {
             anyhow::anyhow!("{spec}: a snapshot is @ and a number (gpukb history lists them)")
         })?;
-        let path = crate::agent::db_path(db)?;
+        let path = crate::history::db_path(db)?;
         let store = gpukb_monitor::store::Store::open_existing(&path)?;
         return Ok(store.snapshot(id)?);
     }

@@ -1,4 +1,6 @@
-//! `gpukb history`: the snapshots and events the agent stored, oldest first.
+//! `gpukb history`: the snapshots and events the agent stored, oldest first;
+//! where that history database is ([`db_path`]) and how a stored change is
+//! rendered ([`render_changes`]), for `gpukb agent` and `gpukb diff` too.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,6 +19,30 @@ pub struct HistoryArgs {
     pub json: bool,
 }
 
+/// The history path: `--db`, else the default rules.
+#[allow(clippy::disallowed_methods)] // where gpukb keeps its own state, not machine state
+pub fn db_path(db: &Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = db {
+        // The history goes where the user said, in a directory that exists: a
+        // typo in --db should not leave a new directory tree behind.
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "--db {}: the directory {} does not exist (create it first)",
+                p.display(),
+                dir.display()
+            );
+        }
+        return Ok(p.clone());
+    }
+    gpukb_monitor::paths::default_db(&|k| std::env::var(k).ok(), gpukb_monitor::paths::is_root())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no --db given and neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set"
+            )
+        })
+}
+
 pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let since = match &args.since {
         Some(s) => {
@@ -24,7 +50,7 @@ pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> 
         }
         None => None,
     };
-    let path = crate::agent::db_path(&args.db)?;
+    let path = db_path(&args.db)?;
     let store = gpukb_monitor::store::Store::open_existing(&path)?;
     let h = store.history(since)?;
     if args.json {

@@ -10,7 +10,7 @@ use crate::machine::MachineArgs;
 use crate::style::Style;
 use anyhow::Context;
 use gpukb_agent::fingerprint::Fingerprint;
-use gpukb_facts::builds::{parse_python, Arch};
+use gpukb_facts::builds::{parse_python, Arch, PyVersion};
 use gpukb_facts::gpus::{self, GpuClass};
 use gpukb_facts::plan::{
     self, Candidate, Code, DriverFact, GpuFact, JetsonFact, MachineFacts, Plan, Support, TorchSpec,
@@ -219,8 +219,7 @@ fn support_table(
         "--support-table needs --torch naming a build, e.g. --torch 2.5.1+cu124"
     );
     let arch = match &args.arch {
-        Some(a) => Arch::parse(a)
-            .ok_or_else(|| anyhow::anyhow!("--arch {a:?}: expected x86_64 or aarch64"))?,
+        Some(a) => arch_from_flag(a)?,
         None => Arch::X86_64,
     };
     let w = plan::build_for_spec(spec, arch).ok_or_else(|| {
@@ -365,24 +364,53 @@ fn jetpack_to_l4t(jp: &str) -> Option<L4tVersion> {
         .max()
 }
 
+/// Overrides the observed facts of `m` with the flags given, then fills in
+/// what a Jetson implies (aarch64, a JetPack fact).
 fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow::Result<()> {
     if !args.gpu.is_empty() {
-        m.gpus = args
-            .gpu
-            .iter()
-            .map(|g| {
-                let r = gpus::resolve(g).map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
-                Ok(GpuFact {
-                    name: r.name,
-                    cc: r.cc,
-                    class: r.class,
-                    in_table: r.in_table,
-                    source: format!("--gpu {g:?} ({})", r.source),
-                })
-            })
-            .collect::<anyhow::Result<_>>()?;
+        m.gpus = gpus_from_flags(&args.gpu)?;
         m.gpus_unknown = None;
     }
+    reject_jetson_flags_without_jetson(args, m)?;
+    if let Some(d) = &args.driver {
+        m.driver = driver_from_flag(d)?;
+        m.driver_cuda = None;
+    }
+    if let Some(a) = &args.arch {
+        m.arch = Some(arch_from_flag(a)?);
+    }
+    if let Some(p) = &args.python {
+        m.python = Some(python_from_flag(p)?);
+    }
+    if let Some(l) = &args.l4t {
+        m.jetson = Some(jetson_from_l4t_flag(l)?);
+    }
+    if let Some(jp) = &args.jetpack {
+        m.jetson = Some(jetson_from_jetpack_flag(jp)?);
+    }
+    infer_platform(m, described);
+    Ok(())
+}
+
+/// Reads the `--gpu` flags (product name, compute capability or PCI id) into GPU facts.
+fn gpus_from_flags(flags: &[String]) -> anyhow::Result<Vec<GpuFact>> {
+    flags
+        .iter()
+        .map(|g| {
+            let r = gpus::resolve(g).map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
+            Ok(GpuFact {
+                name: r.name,
+                cc: r.cc,
+                class: r.class,
+                in_table: r.in_table,
+                source: format!("--gpu {g:?} ({})", r.source),
+            })
+        })
+        .collect()
+}
+
+/// Refuses `--jetpack`/`--l4t` when one of the machine's GPUs is not a Jetson.
+fn reject_jetson_flags_without_jetson(args: &PlanArgs, m: &MachineFacts) -> anyhow::Result<()> {
     if let (Some(flag), Some(g)) = (
         args.jetpack
             .as_ref()
@@ -398,82 +426,90 @@ fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow
             g.cc
         );
     }
-    if let Some(d) = &args.driver {
-        let (version, note) = if d.trim().contains('.') {
-            (
-                d.parse::<DriverVersion>()
-                    .with_context(|| format!("--driver {d:?}"))?,
-                None,
-            )
-        } else {
-            let branch: u32 = d.trim().parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
-                )
-            })?;
-            anyhow::ensure!(
-                (100..=9999).contains(&branch),
+    Ok(())
+}
+
+/// Reads `--driver`: a release as given, or a bare branch as its first release in the tables.
+fn driver_from_flag(d: &str) -> anyhow::Result<DriverFact> {
+    let (version, note) = if d.trim().contains('.') {
+        (
+            d.parse::<DriverVersion>()
+                .with_context(|| format!("--driver {d:?}"))?,
+            None,
+        )
+    } else {
+        let branch: u32 = d.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
                 "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
-            );
-            match gpukb_facts::compat::first_release_of_branch(branch) {
-                Some(r) => (r.parse()?, Some(format!("driver {branch} read as {r}, the first R{branch} release in the CUDA release notes (Table 3)"))),
-                None => (d.trim().parse()?, Some(format!("driver {branch}: no R{branch} release is in my tables; compared as {branch}"))),
-            }
-        };
-        m.driver = DriverFact::Known { version, note };
-        m.driver_cuda = None;
-    }
-    if let Some(a) = &args.arch {
-        m.arch = Some(
-            Arch::parse(a)
-                .ok_or_else(|| anyhow::anyhow!("--arch {a:?}: expected x86_64 or aarch64"))?,
-        );
-    }
-    if let Some(p) = &args.python {
-        let v = parse_python(p)
-            .filter(|v| v.0 == 3 && v.1 < 100)
-            .ok_or_else(|| anyhow::anyhow!("--python {p:?}: expected a version like 3.12"))?;
-        m.python = Some(v);
-    }
-    if let Some(l) = &args.l4t {
-        let l4t = L4tVersion::parse(l.trim_start_matches(['R', 'r']))
-            .map_err(|e| anyhow::anyhow!("--l4t {l:?}: {e}"))?;
-        let jetpack = match gpukb_jetson::tables::lookup_l4t(l4t) {
-            gpukb_jetson::tables::L4tLookup::Known(r) => Some(r.jetpack),
-            gpukb_jetson::tables::L4tLookup::Unknown {
-                inferred_jetpack_major,
-                ..
-            } => inferred_jetpack_major.map(|j| format!("{j}.x")),
-        };
-        m.jetson = Some(JetsonFact {
-            jetpack,
-            l4t: Some(l4t),
-        });
-    }
-    if let Some(jp) = &args.jetpack {
-        let major: u32 = jp
-            .split('.')
-            .next()
-            .and_then(|s| s.parse().ok())
-            .filter(|j| (4..=20).contains(j))
-            .ok_or_else(|| anyhow::anyhow!("--jetpack {jp:?}: expected a release like 6.2"))?;
-        let l4t = jetpack_to_l4t(jp);
-        let newest = gpukb_jetson::tables::jetpack_table()
-            .last()
-            .map(|r| r.jetpack.clone())
-            .unwrap_or_default();
+            )
+        })?;
         anyhow::ensure!(
-            l4t.is_some()
-                || gpukb_jetson::version::major_minor(jp)
-                    > gpukb_jetson::version::major_minor(&newest),
-            "--jetpack {jp:?}: not a JetPack release in my table (give --l4t instead)"
+            (100..=9999).contains(&branch),
+            "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
         );
-        let _ = major;
-        m.jetson = Some(JetsonFact {
-            jetpack: Some(jp.trim().to_string()),
-            l4t,
-        });
-    }
+        match gpukb_facts::compat::first_release_of_branch(branch) {
+            Some(r) => (r.parse()?, Some(format!("driver {branch} read as {r}, the first R{branch} release in the CUDA release notes (Table 3)"))),
+            None => (d.trim().parse()?, Some(format!("driver {branch}: no R{branch} release is in my tables; compared as {branch}"))),
+        }
+    };
+    Ok(DriverFact::Known { version, note })
+}
+
+/// Reads `--arch` (x86_64 or aarch64).
+fn arch_from_flag(a: &str) -> anyhow::Result<Arch> {
+    Arch::parse(a).ok_or_else(|| anyhow::anyhow!("--arch {a:?}: expected x86_64 or aarch64"))
+}
+
+/// Reads `--python` (3.X).
+fn python_from_flag(p: &str) -> anyhow::Result<PyVersion> {
+    parse_python(p)
+        .filter(|v| v.0 == 3 && v.1 < 100)
+        .ok_or_else(|| anyhow::anyhow!("--python {p:?}: expected a version like 3.12"))
+}
+
+/// Reads `--l4t` into a Jetson fact, with the JetPack the table pairs it with.
+fn jetson_from_l4t_flag(l: &str) -> anyhow::Result<JetsonFact> {
+    let l4t = L4tVersion::parse(l.trim_start_matches(['R', 'r']))
+        .map_err(|e| anyhow::anyhow!("--l4t {l:?}: {e}"))?;
+    let jetpack = match gpukb_jetson::tables::lookup_l4t(l4t) {
+        gpukb_jetson::tables::L4tLookup::Known(r) => Some(r.jetpack),
+        gpukb_jetson::tables::L4tLookup::Unknown {
+            inferred_jetpack_major,
+            ..
+        } => inferred_jetpack_major.map(|j| format!("{j}.x")),
+    };
+    Ok(JetsonFact {
+        jetpack,
+        l4t: Some(l4t),
+    })
+}
+
+/// Reads `--jetpack` into a Jetson fact, with the newest L4T the table pairs it with.
+fn jetson_from_jetpack_flag(jp: &str) -> anyhow::Result<JetsonFact> {
+    jp.split('.')
+        .next()
+        .and_then(|s| s.parse::<u32>().ok())
+        .filter(|j| (4..=20).contains(j))
+        .ok_or_else(|| anyhow::anyhow!("--jetpack {jp:?}: expected a release like 6.2"))?;
+    let l4t = jetpack_to_l4t(jp);
+    let newest = gpukb_jetson::tables::jetpack_table()
+        .last()
+        .map(|r| r.jetpack.clone())
+        .unwrap_or_default();
+    anyhow::ensure!(
+        l4t.is_some()
+            || gpukb_jetson::version::major_minor(jp) > gpukb_jetson::version::major_minor(&newest),
+        "--jetpack {jp:?}: not a JetPack release in my table (give --l4t instead)"
+    );
+    Ok(JetsonFact {
+        jetpack: Some(jp.trim().to_string()),
+        l4t,
+    })
+}
+
+/// Fills in the architecture (a described machine's from its GPUs; every
+/// Jetson is aarch64) and the Jetson fact a Jetson GPU implies.
+fn infer_platform(m: &mut MachineFacts, described: bool) {
     if described && m.arch.is_none() {
         let aarch64 = m.jetson.is_some()
             || m.gpus.iter().any(|g| {
@@ -496,7 +532,6 @@ fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow
             l4t: None,
         });
     }
-    Ok(())
 }
 
 fn machine_line(v: &plan::MachineView) -> String {
@@ -557,6 +592,18 @@ fn code_name(c: Code) -> String {
 
 /// The text plan.
 pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::Result<()> {
+    render_machines(p, s, out)?;
+    writeln!(out)?;
+    render_recommendation(p, s, out)?;
+    render_platform(p, out)?;
+    writeln!(out)?;
+    render_candidates(p, all, s, out)?;
+    writeln!(out, "{}", s.dim(&format!("tables as of {}", p.as_of)))?;
+    Ok(())
+}
+
+/// Renders the heading, one line per machine planned for, and the plan's notes.
+fn render_machines(p: &Plan, s: &Style, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "{}",
@@ -576,37 +623,13 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
         };
         writeln!(out, "  {mark} {}", n.text)?;
     }
-    writeln!(out)?;
-    match &p.torch.recommended {
-        Some(r) => {
-            let via = match r.via {
-                Via::Sass => s.green("runs natively (SASS)"),
-                Via::PtxJit => s.yellow("runs only through PTX JIT"),
-            };
-            let sure = if r.certain {
-                String::new()
-            } else {
-                s.yellow(" (not certain: some facts are unknown)")
-            };
-            writeln!(
-                out,
-                "{} torch {}+{}: {via}{sure}",
-                s.green("✓ install"),
-                r.version,
-                r.variant
-            )?;
-            writeln!(out, "    $ {}", r.command)?;
-            for a in &r.alternatives {
-                writeln!(
-                    out,
-                    "    {} $ {}",
-                    s.dim(&format!("{}:", a.tool)),
-                    a.command
-                )?;
-            }
-            writeln!(out, "    {}", s.dim(&format!("why: {}", r.why)))?;
-        }
-        None => writeln!(
+    Ok(())
+}
+
+/// Renders the recommended torch build with its install commands and why, or that none runs.
+fn render_recommendation(p: &Plan, s: &Style, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(r) = &p.torch.recommended else {
+        return writeln!(
             out,
             "{} no CUDA build of torch runs on {}",
             s.red("✗"),
@@ -615,8 +638,38 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
             } else {
                 "every machine"
             }
-        )?,
+        );
+    };
+    let via = match r.via {
+        Via::Sass => s.green("runs natively (SASS)"),
+        Via::PtxJit => s.yellow("runs only through PTX JIT"),
+    };
+    let sure = if r.certain {
+        String::new()
+    } else {
+        s.yellow(" (not certain: some facts are unknown)")
+    };
+    writeln!(
+        out,
+        "{} torch {}+{}: {via}{sure}",
+        s.green("✓ install"),
+        r.version,
+        r.variant
+    )?;
+    writeln!(out, "    $ {}", r.command)?;
+    for a in &r.alternatives {
+        writeln!(
+            out,
+            "    {} $ {}",
+            s.dim(&format!("{}:", a.tool)),
+            a.command
+        )?;
     }
+    writeln!(out, "    {}", s.dim(&format!("why: {}", r.why)))
+}
+
+/// Renders the driver branch, the toolkit and the containers that run.
+fn render_platform(p: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
     match p.driver.branch {
         Some(b) => writeln!(
             out,
@@ -642,7 +695,12 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
     if !ok.is_empty() {
         writeln!(out, "  containers that run: {}", ok.join(", "))?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// Renders the candidate builds, newest first: the four newest releases for
+/// this platform, or with `all` every build with every reason.
+fn render_candidates(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "{}",
@@ -676,49 +734,7 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
         releases.iter().copied().take(4).collect()
     };
     for c in list.iter().filter(|c| shown.contains(&c.version.as_str())) {
-        let mark = if c.runs {
-            if c.via == Some(Via::PtxJit) {
-                s.yellow("~")
-            } else {
-                s.green("✓")
-            }
-        } else {
-            s.red("✗")
-        };
-        let head = format!(
-            "{mark} {:<9} {:<8} {:<20} ",
-            c.version, c.variant, c.platform
-        );
-        if all {
-            writeln!(
-                out,
-                "{head}{}",
-                if c.certain { "" } else { "(not certain)" }
-            )?;
-            for r in &c.reasons {
-                writeln!(
-                    out,
-                    "      {:<15} {} {}",
-                    code_name(r.code),
-                    r.text,
-                    s.dim(&format!("[{}]", r.source))
-                )?;
-            }
-        } else if c.runs {
-            let how = match c.via {
-                Some(Via::PtxJit) => "runs through PTX JIT",
-                _ if c.variant == "cpu" => "runs (CPU only)",
-                _ => "runs",
-            };
-            writeln!(
-                out,
-                "{head}{}{}",
-                s.dim(how),
-                if c.certain { "" } else { " (not certain)" }
-            )?;
-        } else if let Some(r) = first_failure(c) {
-            writeln!(out, "{head}{}: {}", code_name(r.code), r.text)?;
-        }
+        render_candidate(c, all, s, out)?;
     }
     if !all && releases.len() > shown.len() {
         writeln!(
@@ -730,6 +746,59 @@ pub fn render(p: &Plan, all: bool, s: &Style, out: &mut dyn Write) -> std::io::R
             ))
         )?;
     }
-    writeln!(out, "{}", s.dim(&format!("tables as of {}", p.as_of)))?;
+    Ok(())
+}
+
+/// Renders one candidate: its mark and build, then how it runs or why it fails
+/// (with `all`, every reason on a line of its own).
+fn render_candidate(
+    c: &Candidate,
+    all: bool,
+    s: &Style,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mark = if c.runs {
+        if c.via == Some(Via::PtxJit) {
+            s.yellow("~")
+        } else {
+            s.green("✓")
+        }
+    } else {
+        s.red("✗")
+    };
+    let head = format!(
+        "{mark} {:<9} {:<8} {:<20} ",
+        c.version, c.variant, c.platform
+    );
+    if all {
+        writeln!(
+            out,
+            "{head}{}",
+            if c.certain { "" } else { "(not certain)" }
+        )?;
+        for r in &c.reasons {
+            writeln!(
+                out,
+                "      {:<15} {} {}",
+                code_name(r.code),
+                r.text,
+                s.dim(&format!("[{}]", r.source))
+            )?;
+        }
+    } else if c.runs {
+        let how = match c.via {
+            Some(Via::PtxJit) => "runs through PTX JIT",
+            _ if c.variant == "cpu" => "runs (CPU only)",
+            _ => "runs",
+        };
+        writeln!(
+            out,
+            "{head}{}{}",
+            s.dim(how),
+            if c.certain { "" } else { " (not certain)" }
+        )?;
+    } else if let Some(r) = first_failure(c) {
+        writeln!(out, "{head}{}: {}", code_name(r.code), r.text)?;
+    }
     Ok(())
 }

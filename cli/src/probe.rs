@@ -5,7 +5,7 @@
 //! test, a load result the rules did not predict, a failed stage); 2 the
 //! probe could not run (no libcuda, no driver, no GPU), with a one-line reason.
 
-use gpukb_agent::probe::{self, FrameworkInput, ProbeError, ProbeOptions, ProbeReport};
+use gpukb_agent::probe::{self, FrameworkInput, GpuProbe, ProbeError, ProbeOptions, ProbeReport};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -171,124 +171,11 @@ pub fn write_human(r: &ProbeReport, out: &mut dyn Write) -> std::io::Result<()> 
     )?;
     for g in &r.gpus {
         writeln!(out)?;
-        let link = g
-            .pcie
-            .as_ref()
-            .and_then(|p| {
-                Some(format!(
-                    ", PCIe Gen{} x{}",
-                    p.current_gen?, p.current_width?
-                ))
-            })
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "GPU {}: {} (compute capability {}.{}, {} SMs at {} MHz, {:.1} GiB){}",
-            g.ordinal,
-            g.name,
-            g.cc.0,
-            g.cc.1,
-            g.sm_count,
-            g.clock_khz / 1000,
-            g.total_mem_bytes as f64 / (1u64 << 30) as f64,
-            link
-        )?;
-        writeln!(
-            out,
-            "  Module load matrix (cuModuleLoadDataEx of each embedded image):"
-        )?;
-        writeln!(
-            out,
-            "    {:<32} {:<40} {:>9} {:>8}",
-            "image", "result", "predicted", "ms"
-        )?;
-        for m in &g.module_loads {
-            let isa = m
-                .ptx_isa
-                .map(|(a, b)| format!(" ISA {a}.{b}"))
-                .unwrap_or_default();
-            let label = format!("{} {}{isa}", m.target, m.kind);
-            writeln!(
-                out,
-                "    {:<32} {:<40} {:>6} {} {:>8.2}",
-                label,
-                result_text(m.code, &m.code_name, &m.kind),
-                m.predicted,
-                if m.code == m.predicted { "ok" } else { "!!" },
-                m.ms
-            )?;
-        }
-        writeln!(
-            out,
-            "    rules {} every load result",
-            if g.rules_agree_with_loads {
-                "predicted"
-            } else {
-                "did NOT predict"
-            }
-        )?;
-        for s in &g.smoke {
-            writeln!(
-                out,
-                "  Smoke test ({}): {} (saxpy max rel err {:.1e}, reduction rel err {:.1e})",
-                s.image,
-                if s.passed { "passed" } else { "FAILED" },
-                s.saxpy_max_rel_err,
-                s.reduce_rel_err
-            )?;
-        }
-        if !g.frameworks.is_empty() {
-            writeln!(out, "  Framework verdicts:")?;
-            for f in &g.frameworks {
-                let v = &f.verdict;
-                writeln!(
-                    out,
-                    "    {}: {} ({})",
-                    f.name,
-                    match v.outcome {
-                        probe::Outcome::Sass =>
-                            format!("runs {} machine code", v.image.as_deref().unwrap_or("?")),
-                        probe::Outcome::PtxJit =>
-                            format!("JIT-compiles {} PTX", v.image.as_deref().unwrap_or("?")),
-                        probe::Outcome::PtxTooNew =>
-                            "fails: 222 PTX newer than the driver".to_string(),
-                        probe::Outcome::NoImage =>
-                            "fails: 209 no kernel image is available".to_string(),
-                    },
-                    v.reason
-                )?;
-            }
-        }
-        if !g.throughput.is_empty() {
-            writeln!(out, "  Throughput:")?;
-            for t in &g.throughput {
-                let vs = match (&t.expected, t.percent) {
-                    (Some(e), Some(p)) => format!("{p:>5.1} % of {:.1} ({})", e.value, e.source),
-                    _ => "no reference for this model".to_string(),
-                };
-                writeln!(
-                    out,
-                    "    {:<40} {:>9.1} {:<8} {}{}",
-                    t.label,
-                    t.measured,
-                    t.unit,
-                    vs,
-                    if t.far_below { "  << FAR BELOW" } else { "" }
-                )?;
-                for o in &t.other_references {
-                    writeln!(
-                        out,
-                        "    {:<40} {:>9} {:<8} {:>5.1} % of {:.1} ({})",
-                        "",
-                        "",
-                        "",
-                        o.percent.unwrap_or(0.0),
-                        o.value,
-                        o.source
-                    )?;
-                }
-            }
-        }
+        gpu_heading(g, out)?;
+        module_load_matrix(g, out)?;
+        smoke_lines(g, out)?;
+        framework_verdicts(g, out)?;
+        throughput_lines(g, out)?;
         let times: Vec<String> = g
             .timings
             .iter()
@@ -317,6 +204,147 @@ pub fn write_human(r: &ProbeReport, out: &mut dyn Write) -> std::io::Result<()> 
         writeln!(out, "Flagged:")?;
         for f in flags {
             writeln!(out, "  {f}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Renders a GPU's heading: name, compute capability, SMs, clock, memory and PCIe link.
+fn gpu_heading(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> {
+    let link = g
+        .pcie
+        .as_ref()
+        .and_then(|p| {
+            Some(format!(
+                ", PCIe Gen{} x{}",
+                p.current_gen?, p.current_width?
+            ))
+        })
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "GPU {}: {} (compute capability {}.{}, {} SMs at {} MHz, {:.1} GiB){}",
+        g.ordinal,
+        g.name,
+        g.cc.0,
+        g.cc.1,
+        g.sm_count,
+        g.clock_khz / 1000,
+        g.total_mem_bytes as f64 / (1u64 << 30) as f64,
+        link
+    )
+}
+
+/// Renders the module-load matrix: each embedded image's load result against the prediction.
+fn module_load_matrix(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  Module load matrix (cuModuleLoadDataEx of each embedded image):"
+    )?;
+    writeln!(
+        out,
+        "    {:<32} {:<40} {:>9} {:>8}",
+        "image", "result", "predicted", "ms"
+    )?;
+    for m in &g.module_loads {
+        let isa = m
+            .ptx_isa
+            .map(|(a, b)| format!(" ISA {a}.{b}"))
+            .unwrap_or_default();
+        let label = format!("{} {}{isa}", m.target, m.kind);
+        writeln!(
+            out,
+            "    {:<32} {:<40} {:>6} {} {:>8.2}",
+            label,
+            result_text(m.code, &m.code_name, &m.kind),
+            m.predicted,
+            if m.code == m.predicted { "ok" } else { "!!" },
+            m.ms
+        )?;
+    }
+    writeln!(
+        out,
+        "    rules {} every load result",
+        if g.rules_agree_with_loads {
+            "predicted"
+        } else {
+            "did NOT predict"
+        }
+    )
+}
+
+/// Renders each smoke test's outcome.
+fn smoke_lines(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> {
+    for s in &g.smoke {
+        writeln!(
+            out,
+            "  Smoke test ({}): {} (saxpy max rel err {:.1e}, reduction rel err {:.1e})",
+            s.image,
+            if s.passed { "passed" } else { "FAILED" },
+            s.saxpy_max_rel_err,
+            s.reduce_rel_err
+        )?;
+    }
+    Ok(())
+}
+
+/// Renders the verdict on each framework's GPU code: which image runs, or why it fails.
+fn framework_verdicts(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> {
+    if g.frameworks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  Framework verdicts:")?;
+    for f in &g.frameworks {
+        let v = &f.verdict;
+        writeln!(
+            out,
+            "    {}: {} ({})",
+            f.name,
+            match v.outcome {
+                probe::Outcome::Sass =>
+                    format!("runs {} machine code", v.image.as_deref().unwrap_or("?")),
+                probe::Outcome::PtxJit =>
+                    format!("JIT-compiles {} PTX", v.image.as_deref().unwrap_or("?")),
+                probe::Outcome::PtxTooNew => "fails: 222 PTX newer than the driver".to_string(),
+                probe::Outcome::NoImage => "fails: 209 no kernel image is available".to_string(),
+            },
+            v.reason
+        )?;
+    }
+    Ok(())
+}
+
+/// Renders each throughput figure against its references.
+fn throughput_lines(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> {
+    if g.throughput.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  Throughput:")?;
+    for t in &g.throughput {
+        let vs = match (&t.expected, t.percent) {
+            (Some(e), Some(p)) => format!("{p:>5.1} % of {:.1} ({})", e.value, e.source),
+            _ => "no reference for this model".to_string(),
+        };
+        writeln!(
+            out,
+            "    {:<40} {:>9.1} {:<8} {}{}",
+            t.label,
+            t.measured,
+            t.unit,
+            vs,
+            if t.far_below { "  << FAR BELOW" } else { "" }
+        )?;
+        for o in &t.other_references {
+            writeln!(
+                out,
+                "    {:<40} {:>9} {:<8} {:>5.1} % of {:.1} ({})",
+                "",
+                "",
+                "",
+                o.percent.unwrap_or(0.0),
+                o.value,
+                o.source
+            )?;
         }
     }
     Ok(())

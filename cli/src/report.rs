@@ -121,9 +121,19 @@ pub fn write_fingerprint(
 ) -> io::Result<()> {
     writeln!(out, "{} {}", s.bold("gpukb fingerprint of"), s.bold(what))?;
     writeln!(out, "{}", headline(fp))?;
+    host_section(out, s, &fp.host)?;
+    driver_section(out, s, &fp.driver)?;
+    nvml_section(out, s, &fp.nvml)?;
+    cuda_section(out, s, &fp.cuda)?;
+    libraries_section(out, s, &fp.libraries)?;
+    python_section(out, s, &fp.python)?;
+    jetson_section(out, s, &fp.jetson)?;
+    env_section(out, s, &fp.env)
+}
 
+/// Renders the "Host" section: OS, kernel, architecture, glibc, container, virtualization.
+fn host_section(out: &mut dyn Write, s: Style, h: &HostFacts) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("Host"))?;
-    let h = &fp.host;
     let id = |v: &String| v.clone();
     obs(out, s, "OS", &h.os, id)?;
     obs(out, s, "Kernel", &h.kernel, id)?;
@@ -138,39 +148,17 @@ pub fn write_fingerprint(
         } else {
             "disabled".into()
         }
-    })?;
+    })
+}
 
+/// Renders the "Kernel driver" section: version, module flavor, loaded modules, device nodes, libraries.
+fn driver_section(out: &mut dyn Write, s: Style, d: &DriverFacts) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("Kernel driver"))?;
-    let d = &fp.driver;
     obs(out, s, "Version", &d.version, |v| v.to_string())?;
     obs(out, s, "Module", &d.flavor, |f| {
         format!("{f} kernel module")
     })?;
-    obs(out, s, "Loaded", &d.modules, |m| {
-        let on: Vec<&str> = m
-            .iter()
-            .filter(|m| m.loaded)
-            .map(|m| m.name.as_str())
-            .collect();
-        let off: Vec<&str> = m
-            .iter()
-            .filter(|m| !m.loaded)
-            .map(|m| m.name.as_str())
-            .collect();
-        format!(
-            "{}; not loaded: {}",
-            if on.is_empty() {
-                "none".into()
-            } else {
-                on.join(", ")
-            },
-            if off.is_empty() {
-                "none".into()
-            } else {
-                off.join(", ")
-            }
-        )
-    })?;
+    obs(out, s, "Loaded", &d.modules, |m| modules_line(m))?;
     obs(out, s, "Device nodes", &d.device_nodes, |n| {
         if n.is_empty() {
             "none".into()
@@ -179,10 +167,40 @@ pub fn write_fingerprint(
         }
     })?;
     obs(out, s, "libcuda", &d.libcuda, lib_line)?;
-    obs(out, s, "libnvidia-ml", &d.libnvidia_ml, lib_line)?;
+    obs(out, s, "libnvidia-ml", &d.libnvidia_ml, lib_line)
+}
 
+/// The kernel modules loaded and those not loaded, on one line.
+fn modules_line(m: &[ModuleState]) -> String {
+    let on: Vec<&str> = m
+        .iter()
+        .filter(|m| m.loaded)
+        .map(|m| m.name.as_str())
+        .collect();
+    let off: Vec<&str> = m
+        .iter()
+        .filter(|m| !m.loaded)
+        .map(|m| m.name.as_str())
+        .collect();
+    format!(
+        "{}; not loaded: {}",
+        if on.is_empty() {
+            "none".into()
+        } else {
+            on.join(", ")
+        },
+        if off.is_empty() {
+            "none".into()
+        } else {
+            off.join(", ")
+        }
+    )
+}
+
+/// Renders the "NVML" section: the driver NVML reports and each GPU it sees.
+fn nvml_section(out: &mut dyn Write, s: Style, nvml: &Observed<NvmlFacts>) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("NVML"))?;
-    obs(out, s, "Driver", &fp.nvml, |n| {
+    obs(out, s, "Driver", nvml, |n| {
         format!(
             "{} (supports CUDA {}), {} GPU(s)",
             n.driver_version,
@@ -190,14 +208,18 @@ pub fn write_fingerprint(
             n.gpus.len()
         )
     })?;
-    if let Some(n) = fp.nvml.value() {
+    if let Some(n) = nvml.value() {
         for g in &n.gpus {
             gpu_lines(out, s, g)?;
         }
     }
+    Ok(())
+}
 
+/// Renders the "CUDA driver API" section: cuInit's result and each device it lists.
+fn cuda_section(out: &mut dyn Write, s: Style, cuda: &Observed<CudaFacts>) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("CUDA driver API"))?;
-    obs(out, s, "cuInit", &fp.cuda, |c| {
+    obs(out, s, "cuInit", cuda, |c| {
         format!(
             "{} (driver API {}), {} device(s)",
             match &c.init {
@@ -208,7 +230,7 @@ pub fn write_fingerprint(
             c.devices.len()
         )
     })?;
-    if let Some(c) = fp.cuda.value() {
+    if let Some(c) = cuda.value() {
         for dev in &c.devices {
             writeln!(
                 out,
@@ -226,17 +248,21 @@ pub fn write_fingerprint(
             )?;
         }
     }
+    Ok(())
+}
 
+/// Renders the "CUDA libraries" section: toolkits, library files, conflicts and problems.
+fn libraries_section(out: &mut dyn Write, s: Style, libs: &LibraryFacts) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("CUDA libraries"))?;
-    for t in &fp.libraries.toolkits {
+    for t in &libs.toolkits {
         obs(out, s, "Toolkit", &t.version, |v| {
             format!("{v} at {}{}", t.path, if t.nvcc { " (nvcc)" } else { "" })
         })?;
     }
-    if fp.libraries.files.is_empty() {
+    if libs.files.is_empty() {
         writeln!(out, "  {}", s.yellow("no CUDA libraries found"))?;
     }
-    for f in &fp.libraries.files {
+    for f in &libs.files {
         writeln!(
             out,
             "  {:<W$} {:<10} {}  {}",
@@ -246,22 +272,26 @@ pub fn write_fingerprint(
             s.dim(&format!("[{}]", f.found_via))
         )?;
     }
-    for c in &fp.libraries.conflicts {
+    for c in &libs.conflicts {
         writeln!(out, "  {:<W$}{}", s.yellow("Conflict"), c)?;
     }
-    for p in &fp.libraries.problems {
+    for p in &libs.problems {
         writeln!(out, "  {:<W$}{}", s.red("Problem"), p)?;
     }
+    Ok(())
+}
 
+/// Renders the "Python environments" section: each environment, its torch and its CUDA packages.
+fn python_section(out: &mut dyn Write, s: Style, envs: &[PythonEnv]) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("Python environments"))?;
-    if fp.python.is_empty() {
+    if envs.is_empty() {
         writeln!(
             out,
             "  {}",
             s.yellow("no environment with torch, nvidia-* wheels or CUDA packages found")
         )?;
     }
-    for e in &fp.python {
+    for e in envs {
         writeln!(
             out,
             "  {} {}",
@@ -269,53 +299,7 @@ pub fn write_fingerprint(
             s.dim(&format!("({}, Python {})", e.kind, opt(&e.python)))
         )?;
         if let Some(t) = &e.torch {
-            writeln!(
-                out,
-                "    {:<14}{} (CUDA {})  {}",
-                "torch",
-                t.version,
-                t.cuda
-                    .map_or("none: CPU-only build".to_string(), |c| c.to_string()),
-                s.dim(&format!("[{}]", t.source))
-            )?;
-            match &t.kernels {
-                Observed::Found { value, source } => {
-                    writeln!(
-                        out,
-                        "    {:<14}SASS {}; PTX {}  {}",
-                        "GPU code",
-                        if value.sass.is_empty() {
-                            "none".into()
-                        } else {
-                            value.sass.join(" ")
-                        },
-                        if value.ptx.is_empty() {
-                            "none".into()
-                        } else {
-                            value.ptx.join(" ")
-                        },
-                        s.dim(&format!("[{source}]"))
-                    )?;
-                }
-                other => {
-                    let mut buf = Vec::new();
-                    obs(&mut buf, s, "GPU code", other, |_| String::new())?;
-                    write!(out, "  {}", String::from_utf8_lossy(&buf))?;
-                }
-            }
-            for l in &t.loads {
-                writeln!(
-                    out,
-                    "    {:<16} {:<10} {}  {}",
-                    l.soname,
-                    opt(&l.version),
-                    l.path.as_deref().unwrap_or("NOT FOUND"),
-                    s.dim(&format!("[{}]", l.via))
-                )?;
-            }
-            for m in &t.pin_mismatches {
-                writeln!(out, "    {:<14}{}", s.yellow("Pin mismatch"), m)?;
-            }
+            torch_lines(out, s, t)?;
         }
         let pk = |v: &[Package]| {
             v.iter()
@@ -330,10 +314,70 @@ pub fn write_fingerprint(
             writeln!(out, "    {:<14}{}", "CUDA packages", pk(&e.cuda_packages))?;
         }
     }
+    Ok(())
+}
 
-    if let Observed::Found { value, .. } = &fp.jetson {
+/// Renders one environment's torch: version, GPU code it carries, libraries it loads, pin mismatches.
+fn torch_lines(out: &mut dyn Write, s: Style, t: &TorchInstall) -> io::Result<()> {
+    writeln!(
+        out,
+        "    {:<14}{} (CUDA {})  {}",
+        "torch",
+        t.version,
+        t.cuda
+            .map_or("none: CPU-only build".to_string(), |c| c.to_string()),
+        s.dim(&format!("[{}]", t.source))
+    )?;
+    match &t.kernels {
+        Observed::Found { value, source } => {
+            writeln!(
+                out,
+                "    {:<14}SASS {}; PTX {}  {}",
+                "GPU code",
+                if value.sass.is_empty() {
+                    "none".into()
+                } else {
+                    value.sass.join(" ")
+                },
+                if value.ptx.is_empty() {
+                    "none".into()
+                } else {
+                    value.ptx.join(" ")
+                },
+                s.dim(&format!("[{source}]"))
+            )?;
+        }
+        other => {
+            let mut buf = Vec::new();
+            obs(&mut buf, s, "GPU code", other, |_| String::new())?;
+            write!(out, "  {}", String::from_utf8_lossy(&buf))?;
+        }
+    }
+    for l in &t.loads {
+        writeln!(
+            out,
+            "    {:<16} {:<10} {}  {}",
+            l.soname,
+            opt(&l.version),
+            l.path.as_deref().unwrap_or("NOT FOUND"),
+            s.dim(&format!("[{}]", l.via))
+        )?;
+    }
+    for m in &t.pin_mismatches {
+        writeln!(out, "    {:<14}{}", s.yellow("Pin mismatch"), m)?;
+    }
+    Ok(())
+}
+
+/// Renders the "Jetson" section when the machine is one, or why it could not tell.
+fn jetson_section(
+    out: &mut dyn Write,
+    s: Style,
+    jetson: &Observed<gpukb_jetson::JetsonReport>,
+) -> io::Result<()> {
+    if let Observed::Found { value, .. } = jetson {
         jetson_lines(out, s, value)?;
-    } else if let Observed::Failed { error, .. } = &fp.jetson {
+    } else if let Observed::Failed { error, .. } = jetson {
         writeln!(
             out,
             "\n{}\n  {}",
@@ -341,12 +385,16 @@ pub fn write_fingerprint(
             s.red(&format!("could not tell: {error}"))
         )?;
     }
+    Ok(())
+}
 
+/// Renders the "Environment" section: the CUDA-related variables set.
+fn env_section(out: &mut dyn Write, s: Style, env: &[EnvVar]) -> io::Result<()> {
     writeln!(out, "\n{}", s.bold("Environment"))?;
-    if fp.env.is_empty() {
+    if env.is_empty() {
         writeln!(out, "  {}", s.dim("no CUDA-related variables set"))?;
     }
-    for v in &fp.env {
+    for v in env {
         writeln!(out, "  {}={}", v.name, v.value)?;
     }
     Ok(())

@@ -85,16 +85,14 @@ fn the_repository_kb_dir_is_clean() {
     );
 }
 
-#[test]
-fn planted_problems_are_each_named_and_exit_1() {
-    let tmp = tempfile::tempdir().unwrap();
-    let kb = tmp.path().join("kbcopy");
-    copy_kb(&kb);
+/// Plants one of each lint problem in the KB copy at `kb`; returns the line
+/// numbers of the planted categories.tsv and xid.csv rows.
+fn plant_problems(kb: &Path) -> (usize, usize) {
     let sig = "literal = \"planted failure text for the lint test\"";
     let example = "NVRM: planted failure text for the lint test\n";
     // A regex that does not compile (fatal: the build would fail).
     write(
-        &kb,
+        kb,
         "entries/planted-bad-regex.toml",
         &entry(
             "planted-bad-regex",
@@ -105,21 +103,21 @@ fn planted_problems_are_each_named_and_exit_1() {
     );
     // A category that categories.tsv lacks.
     write(
-        &kb,
+        kb,
         "entries/planted-unknown-category.toml",
         &entry("planted-unknown-category", "no_such_category", sig, true),
     );
-    write(&kb, "examples/planted-unknown-category/1.txt", example);
+    write(kb, "examples/planted-unknown-category/1.txt", example);
     // An entry without [[sources]].
     write(
-        &kb,
+        kb,
         "entries/planted-no-source.toml",
         &entry("planted-no-source", "driver_not_installed", sig, false),
     );
-    write(&kb, "examples/planted-no-source/1.txt", example);
+    write(kb, "examples/planted-no-source/1.txt", example);
     // An example whose `# source:` line is not a URL.
     write(
-        &kb,
+        kb,
         "entries/planted-bad-example-source.toml",
         &entry(
             "planted-bad-example-source",
@@ -129,37 +127,46 @@ fn planted_problems_are_each_named_and_exit_1() {
         ),
     );
     write(
-        &kb,
+        kb,
         "examples/planted-bad-example-source/1.txt",
         &format!("# source: a forum thread\n{example}"),
     );
     // A condition that names no doctor check (fatal: the build would fail).
     write(
-        &kb,
+        kb,
         "entries/planted-unknown-check.toml",
         &format!(
             "{}\n[[conditions]]\nwhen = \"no_such_check\"\n",
             entry("planted-unknown-check", "driver_not_installed", sig, true)
         ),
     );
-    write(&kb, "examples/planted-unknown-check/1.txt", example);
+    write(kb, "examples/planted-unknown-check/1.txt", example);
     // A second file with an existing entry's id (a copied entry left unrenamed).
     let first =
         std::fs::read_to_string(repo_kb().join("entries/bce-input-outside-zero-one.toml")).unwrap();
-    write(&kb, "entries/bce-input-copy.toml", &first);
+    write(kb, "entries/bce-input-copy.toml", &first);
     // A categories.tsv row with too few fields, and a code-table row without a source.
     let mut cats = std::fs::read_to_string(kb.join("categories.tsv")).unwrap();
     cats.push_str("planted_half_row\tdriver\n");
-    write(&kb, "categories.tsv", &cats);
+    write(kb, "categories.tsv", &cats);
     let mut xid = std::fs::read_to_string(kb.join("tables/xid.csv")).unwrap();
     let header = xid.lines().next().unwrap().to_string();
     let fields = header.split(',').count();
     let mut row = vec![String::new(); fields];
     row[0] = "9999".into();
     xid.push_str(&format!("{}\n", row.join(",")));
-    write(&kb, "tables/xid.csv", &xid);
+    write(kb, "tables/xid.csv", &xid);
     let xid_line = xid.lines().count();
     let cats_line = cats.lines().count();
+    (cats_line, xid_line)
+}
+
+#[test]
+fn planted_problems_are_each_named_and_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kb = tmp.path().join("kbcopy");
+    copy_kb(&kb);
+    let (cats_line, xid_line) = plant_problems(&kb);
 
     let label = kb.to_str().unwrap();
     let (code, out, err) = gpukb(&["kb", "lint", label]);
