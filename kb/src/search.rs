@@ -1203,8 +1203,13 @@ fn machine_rank(
     let mut ruled_out = Vec::new();
     let mut undecided: Vec<(String, String)> = Vec::new();
     // What the text supports at all (any rank), and the best of it for later rules.
-    let seen: Vec<String> = hits.iter().map(|(h, _)| h.id.clone()).collect();
+    let seen: Vec<(String, String)> = hits
+        .iter()
+        .map(|(h, _)| (h.id.clone(), h.category.clone()))
+        .collect();
     let mut text_best_ruled_out = false;
+    // The text's best answer the machine does not rule out.
+    let mut text_best_kept: Option<(String, String)> = None;
     for (pos, (mut h, und)) in hits.into_iter().enumerate() {
         if let Some(f) = facts {
             let v = machine_verdict(&h, &und, &f.diagnosis);
@@ -1214,6 +1219,9 @@ fn machine_rank(
                 }
             }
             let (outcome, root) = (v.outcome, v.root_cause);
+            if outcome != Outcome::RuledOut && text_best_kept.is_none() {
+                text_best_kept = Some((h.id.clone(), h.category.clone()));
+            }
             h.machine = Some(v);
             match outcome {
                 Outcome::Confirmed if h.supported => {
@@ -1275,9 +1283,15 @@ fn machine_rank(
         // the doctor links to that failure. The failure is what this machine's process
         // runs into; the paste is its symptom.
         if first.is_empty() {
-            if let Some(h) =
-                facts.and_then(|f| doctor_failure_hit(kb, f, &seen, text_best_ruled_out, w))
-            {
+            if let Some(h) = facts.and_then(|f| {
+                doctor_failure_hit(
+                    kb,
+                    f,
+                    &seen,
+                    (text_best_ruled_out, text_best_kept.as_ref()),
+                    w,
+                )
+            }) {
                 rest.retain(|x| x.id != h.id);
                 ruled_out.retain(|x| x.id != h.id);
                 first.push(h);
@@ -1395,13 +1409,15 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
 
 /// The KB entry of the machine's failure root cause, when the paste is plausibly its
 /// symptom: the text's best answer was ruled out on this machine, or the text supports
-/// (at any rank) an entry the doctor links to the failure. The entry is the first the
-/// doctor links (`read:`), as the doctor prints it.
+/// (at any rank) an entry the doctor links to the failure. The entry is the text's own
+/// answer (the best not ruled out) when the doctor links it or it is of the failure's
+/// category, else the first the doctor links (`read:`, ordered by
+/// fit for this machine) that the text supports, else the first it links.
 fn doctor_failure_hit(
     kb: &Kb,
     facts: &MachineFacts,
-    seen: &[String],
-    text_best_ruled_out: bool,
+    seen: &[(String, String)],
+    (text_best_ruled_out, text_best_kept): (bool, Option<&(String, String)>),
     w: &Weights,
 ) -> Option<Hit> {
     let failure = |f: &crate::diagnose::Finding| {
@@ -1414,7 +1430,13 @@ fn doctor_failure_hit(
     let finding = findings
         .iter()
         .find(|f| failure(f) && !f.kb_entries.is_empty())?;
-    let supported = finding.kb_entries.iter().find(|id| seen.contains(id));
+    // The text's best answer not ruled out here when the doctor links it or it is of
+    // the failure's category; else the first entry, in the doctor's order (fit for this machine), the
+    // text supports.
+    let supported = text_best_kept
+        .filter(|(id, cat)| finding.kb_entries.contains(id) || *cat == finding.category)
+        .map(|(id, _)| id)
+        .or_else(|| (finding.kb_entries.iter()).find(|id| seen.iter().any(|(s, _)| s == *id)));
     let id = match (supported, text_best_ruled_out) {
         (Some(id), _) => id,
         (None, true) => finding.kb_entries.first()?,
