@@ -70,7 +70,7 @@ pub(crate) struct Context {
 impl Context {
     /// Runs `f` and records how long it took as `what` (a part of a section, for
     /// `gpukb fingerprint --timings`).
-    pub fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
         let (v, t) = Timing::of(format!("  {what}"), f);
         self.timings
             .lock()
@@ -82,7 +82,7 @@ impl Context {
     /// The loader model's target and environment for this machine, read once:
     /// its glibc, CPU, layout, `LD_*` variables and `/etc/ld.so.preload`; the
     /// working directory is gpukb's own on the live machine, `/` otherwise.
-    pub fn loader(&self) -> &(crate::loader::Target, crate::loader::Environment) {
+    pub(crate) fn loader(&self) -> &(crate::loader::Target, crate::loader::Environment) {
         self.loader.get_or_init(|| {
             let glibc = system::glibc(self)
                 .value()
@@ -104,7 +104,7 @@ impl Context {
     }
 
     /// `/etc/ld.so.cache`, parsed once.
-    pub fn ld_cache(&self) -> &Result<Option<Vec<CacheEntry>>, HostError> {
+    pub(crate) fn ld_cache(&self) -> &Result<Option<Vec<CacheEntry>>, HostError> {
         self.ld_cache.get_or_init(|| {
             let path = "/etc/ld.so.cache";
             match self.host.read(path)? {

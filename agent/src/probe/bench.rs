@@ -137,7 +137,7 @@ fn stage<T>(
 }
 
 /// Runs the smoke test and (unless disabled) every throughput measurement.
-pub fn run_gpu(
+pub(super) fn run_gpu(
     g: &mut GpuProbe,
     opts: &ProbeOptions,
     nvml: Option<&Nvml>,
@@ -762,7 +762,7 @@ fn host_copies(
 }
 
 /// Peer-to-peer access and copy bandwidth between every ordered pair.
-pub fn p2p(ordinals: &[usize], quick: bool) -> Vec<P2pResult> {
+pub(super) fn p2p(ordinals: &[usize], quick: bool) -> Vec<P2pResult> {
     let mut out = Vec::new();
     for &i in ordinals {
         for &j in ordinals {
