@@ -1,8 +1,8 @@
 //! The fingerprint schema: a versioned, serde-serialisable description of a
 //! machine's NVIDIA stack in which every fact is an [`Observed`] value that
 //! records where it came from, and whether it was found, absent, failed or
-//! could not be observed in this mode. Reading older files is in
-//! [`crate::read`].
+//! could not be observed in this mode. Reading files, older schemas included,
+//! is the `read` module's job (it builds on this one).
 
 use crate::target::FatbinSummary;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
