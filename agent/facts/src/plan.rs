@@ -1346,125 +1346,175 @@ fn plan_toolkit(machines: &[MachineFacts], rec: Option<&Candidate>) -> ToolkitPl
     }
 }
 
+/// Judges one NGC container image against every machine: whether it runs,
+/// and why, in the order the checks are made.
 fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> ContainerVerdict {
     let mut reasons = Vec::new();
     let mut runs = true;
     let mut offset = 0;
     for m in machines {
-        if m.is_jetson() && m.jetpack_major().is_none_or(|j| j < 7) {
-            runs = false;
-            reasons.push(reason(Code::Platform, None, format!("{}: NGC's PyTorch images are x86_64/SBSA; JetPack < 7 needs the l4t-pytorch images", m.label), &c.source));
-        }
-        let min_cc = if c.cuda.major >= 13 {
-            ComputeCapability::new(7, 5)
-        } else {
-            ComputeCapability::new(5, 0)
-        };
-        if let Some(why) = m.jetson_newer_than_data() {
-            runs = false;
-            reasons.push(reason(
-                Code::NewerThanData,
-                None,
-                format!("{}: {why}", m.label),
-                SRC_JETSON,
-            ));
-        }
-        if m.gpus.is_empty() {
-            runs = false;
-            reasons.push(match &m.gpus_unknown {
-                Some(why) => reason(
-                    Code::Unknown,
-                    None,
-                    format!("{}: the GPUs are unknown ({why})", m.label),
-                    "machine facts",
-                ),
-                None => reason(
-                    Code::Arch,
-                    None,
-                    format!(
-                        "{}: no NVIDIA GPU: the image's CUDA has nothing to run on",
-                        m.label
-                    ),
-                    "machine facts",
-                ),
-            });
-        }
-        if let DriverFact::Absent(why) = &m.driver {
-            runs = false;
-            reasons.push(reason(
-                Code::Driver,
-                None,
-                format!(
-                    "{}: no NVIDIA driver ({why}): containers use the host's driver",
-                    m.label
-                ),
-                "NVIDIA Container Toolkit: the driver stays on the host",
-            ));
-        }
-        for (i, g) in m.gpus.iter().enumerate() {
-            if let DriverFact::Known { version, .. } = &m.driver {
-                let unsupported = compat::branch_supports_gpu(version.branch(), g.cc.pair())
-                    .err()
-                    .or_else(|| driver_predates_gpu(m, g));
-                if let Some(e) = unsupported {
-                    runs = false;
-                    reasons.push(reason(
-                        Code::Driver,
-                        Some(offset + i),
-                        format!("{}: {e}", g.name),
-                        "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
-                    ));
-                } else if let Some((why, source)) = driver_below_min_release(m, g) {
-                    runs = false;
-                    reasons.push(reason(Code::Driver, Some(offset + i), why, &source));
-                }
-            }
-            let first = compat::first_cuda_for_cc(g.cc.pair());
-            if first > c.cuda {
-                runs = false;
-                reasons.push(reason(
-                    Code::Arch,
-                    Some(offset + i),
-                    format!(
-                        "{} (CC {}) needs CUDA {first} or later; this image is CUDA {}",
-                        g.name, g.cc, c.cuda
-                    ),
-                    "compat-facts.md §1d (CUDA release notes)",
-                ));
-            } else if g.cc < min_cc {
-                runs = false;
-                reasons.push(reason(
-                    Code::Arch,
-                    Some(offset + i),
-                    format!(
-                        "{} (CC {}): CUDA {} no longer targets it",
-                        g.name, g.cc, c.cuda
-                    ),
-                    "CUDA 13.2 Update 2 release notes §2.6; compat-facts.md §1d",
-                ));
-            }
-        }
+        runs &= container_machine_reasons(c, m, &mut reasons);
+        runs &= container_gpu_reasons(c, m, offset, &mut reasons);
         offset += m.gpus.len();
         if m.is_jetson() {
             continue;
         }
-        match m.effective_driver_cuda() {
-            EffectiveCuda::Known(d) if d >= c.cuda => reasons.push(reason(
+        let (r, ok) = container_driver_cuda_reason(c, m);
+        runs &= ok;
+        reasons.push(r);
+    }
+    drop_single_machine_label(machines, &mut reasons);
+    ContainerVerdict {
+        image: c.image.clone(),
+        cuda: c.cuda.to_string(),
+        min_driver: compat::toolkit_driver(c.cuda).map(str::to_string),
+        runs,
+        reasons,
+        source: c.source.clone(),
+    }
+}
+
+/// The machine-wide reasons an image cannot run on `m` (platform, data age,
+/// no GPU, no driver), pushed onto `reasons`; false when any applies.
+fn container_machine_reasons(
+    c: &builds::Container,
+    m: &MachineFacts,
+    reasons: &mut Vec<Reason>,
+) -> bool {
+    let mut runs = true;
+    if m.is_jetson() && m.jetpack_major().is_none_or(|j| j < 7) {
+        runs = false;
+        reasons.push(reason(Code::Platform, None, format!("{}: NGC's PyTorch images are x86_64/SBSA; JetPack < 7 needs the l4t-pytorch images", m.label), &c.source));
+    }
+    if let Some(why) = m.jetson_newer_than_data() {
+        runs = false;
+        reasons.push(reason(
+            Code::NewerThanData,
+            None,
+            format!("{}: {why}", m.label),
+            SRC_JETSON,
+        ));
+    }
+    if m.gpus.is_empty() {
+        runs = false;
+        reasons.push(match &m.gpus_unknown {
+            Some(why) => reason(
+                Code::Unknown,
+                None,
+                format!("{}: the GPUs are unknown ({why})", m.label),
+                "machine facts",
+            ),
+            None => reason(
+                Code::Arch,
+                None,
+                format!(
+                    "{}: no NVIDIA GPU: the image's CUDA has nothing to run on",
+                    m.label
+                ),
+                "machine facts",
+            ),
+        });
+    }
+    if let DriverFact::Absent(why) = &m.driver {
+        runs = false;
+        reasons.push(reason(
+            Code::Driver,
+            None,
+            format!(
+                "{}: no NVIDIA driver ({why}): containers use the host's driver",
+                m.label
+            ),
+            "NVIDIA Container Toolkit: the driver stays on the host",
+        ));
+    }
+    runs
+}
+
+/// The per-GPU reasons an image cannot run on `m` (the driver does not drive
+/// the GPU, the image's CUDA is too old for it or no longer targets it),
+/// numbered from `offset` across machines; false when any applies.
+fn container_gpu_reasons(
+    c: &builds::Container,
+    m: &MachineFacts,
+    offset: usize,
+    reasons: &mut Vec<Reason>,
+) -> bool {
+    let min_cc = if c.cuda.major >= 13 {
+        ComputeCapability::new(7, 5)
+    } else {
+        ComputeCapability::new(5, 0)
+    };
+    let mut runs = true;
+    for (i, g) in m.gpus.iter().enumerate() {
+        if let DriverFact::Known { version, .. } = &m.driver {
+            let unsupported = compat::branch_supports_gpu(version.branch(), g.cc.pair())
+                .err()
+                .or_else(|| driver_predates_gpu(m, g));
+            if let Some(e) = unsupported {
+                runs = false;
+                reasons.push(reason(
+                    Code::Driver,
+                    Some(offset + i),
+                    format!("{}: {e}", g.name),
+                    "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
+                ));
+            } else if let Some((why, source)) = driver_below_min_release(m, g) {
+                runs = false;
+                reasons.push(reason(Code::Driver, Some(offset + i), why, &source));
+            }
+        }
+        let first = compat::first_cuda_for_cc(g.cc.pair());
+        if first > c.cuda {
+            runs = false;
+            reasons.push(reason(
+                Code::Arch,
+                Some(offset + i),
+                format!(
+                    "{} (CC {}) needs CUDA {first} or later; this image is CUDA {}",
+                    g.name, g.cc, c.cuda
+                ),
+                "compat-facts.md §1d (CUDA release notes)",
+            ));
+        } else if g.cc < min_cc {
+            runs = false;
+            reasons.push(reason(
+                Code::Arch,
+                Some(offset + i),
+                format!(
+                    "{} (CC {}): CUDA {} no longer targets it",
+                    g.name, g.cc, c.cuda
+                ),
+                "CUDA 13.2 Update 2 release notes §2.6; compat-facts.md §1d",
+            ));
+        }
+    }
+    runs
+}
+
+/// Whether the driver of a (non-Jetson) machine runs the image's CUDA,
+/// directly or through the container's forward-compatibility libraries: the
+/// one reason that says so, and false when it does not.
+fn container_driver_cuda_reason(c: &builds::Container, m: &MachineFacts) -> (Reason, bool) {
+    match m.effective_driver_cuda() {
+        EffectiveCuda::Known(d) if d >= c.cuda => (
+            reason(
                 Code::Ok,
                 None,
                 format!("{}: the driver runs CUDA {d} >= {}", m.label, c.cuda),
                 SRC_BRANCH,
-            )),
-            EffectiveCuda::Known(d) => {
-                let fwd = !m.gpus.is_empty()
-                    && m.gpus
-                        .iter()
-                        .all(|g| g.class.forward_compat() == Some(true));
-                if fwd {
-                    reasons.push(reason(Code::ForwardCompat, None, format!("{}: driver CUDA {d} < {}: runs through the container's forward-compatibility libraries (datacenter GPUs)", m.label, c.cuda), SRC_FWD));
-                } else {
-                    runs = false;
-                    reasons.push(reason(
+            ),
+            true,
+        ),
+        EffectiveCuda::Known(d) => {
+            let fwd = !m.gpus.is_empty()
+                && m.gpus
+                    .iter()
+                    .all(|g| g.class.forward_compat() == Some(true));
+            if fwd {
+                (reason(Code::ForwardCompat, None, format!("{}: driver CUDA {d} < {}: runs through the container's forward-compatibility libraries (datacenter GPUs)", m.label, c.cuda), SRC_FWD), true)
+            } else {
+                (
+                    reason(
                         Code::Driver,
                         None,
                         format!(
@@ -1474,38 +1524,42 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
                             compat::toolkit_driver(c.cuda).unwrap_or("?")
                         ),
                         &c.source,
-                    ));
-                }
+                    ),
+                    false,
+                )
             }
-            EffectiveCuda::NewerThanData(_) => reasons.push(reason(
+        }
+        EffectiveCuda::NewerThanData(_) => (
+            reason(
                 Code::NewerThanData,
                 None,
                 format!("{}: the driver is newer than my tables", m.label),
                 SRC_BRANCH,
-            )),
-            EffectiveCuda::Unknown => reasons.push(reason(
+            ),
+            true,
+        ),
+        EffectiveCuda::Unknown => (
+            reason(
                 Code::Unknown,
                 None,
                 format!("{}: the driver is unknown", m.label),
                 SRC_BRANCH,
-            )),
-        }
+            ),
+            true,
+        ),
     }
+}
+
+/// With one machine, its `label: ` prefix says nothing: drop it from the
+/// reasons' text.
+fn drop_single_machine_label(machines: &[MachineFacts], reasons: &mut [Reason]) {
     if let [m] = machines {
         let prefix = format!("{}: ", m.label);
-        for r in &mut reasons {
+        for r in reasons {
             if let Some(t) = r.text.strip_prefix(&prefix) {
                 r.text = t.to_string();
             }
         }
-    }
-    ContainerVerdict {
-        image: c.image.clone(),
-        cuda: c.cuda.to_string(),
-        min_driver: compat::toolkit_driver(c.cuda).map(str::to_string),
-        runs,
-        reasons,
-        source: c.source.clone(),
     }
 }
 
