@@ -20,7 +20,10 @@ const CONTAINERS_CSV: &str = include_str!("../data/containers.csv");
 /// A release number as PyTorch writes it (`2.5.1`, `2.5.0a0`), ordered by its numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Release {
+    /// Major, minor, patch; a missing part is 0 and a pre-release tag is
+    /// dropped (`2.5.0a0` → `[2, 5, 0]`).
     pub parts: [u32; 3],
+    /// The release as written, without a local part (`2.5.0a0`).
     pub text: String,
 }
 
@@ -75,7 +78,9 @@ impl fmt::Display for Release {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Arch {
+    /// 64-bit x86 (`x86_64`, `amd64`).
     X86_64,
+    /// 64-bit Arm (`aarch64`, `arm64`, NVIDIA's SBSA).
     Aarch64,
 }
 
@@ -88,6 +93,7 @@ impl Arch {
             _ => None,
         }
     }
+    /// The name wheels and `uname -m` use (`x86_64`, `aarch64`).
     pub fn as_str(self) -> &'static str {
         match self {
             Arch::X86_64 => "x86_64",
@@ -100,7 +106,9 @@ impl Arch {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Targets {
+    /// The targets (`sm_90`, `compute_90`), as the table lists them.
     Known(Vec<String>),
+    /// Not verified: the table says `unknown`.
     Unknown,
 }
 
@@ -134,28 +142,44 @@ fn pythons(s: &str) -> Vec<PyVersion> {
 /// One official PyTorch build (release × variant × platform).
 #[derive(Debug, Clone, Serialize)]
 pub struct TorchWheel {
+    /// The PyTorch release (`2.5.1`).
     pub release: Release,
     /// `cpu`, `cu124`.
     pub variant: String,
+    /// The CPU architecture the wheel is for.
     pub arch: Arch,
     /// `None` for CPU builds.
     pub cuda: Option<CudaVersion>,
+    /// The Python versions it has wheels for (from the wheels' tags).
     pub python: Vec<PyVersion>,
+    /// The wheel's manylinux platform tag (`manylinux_2_28`), which sets the
+    /// lowest glibc it installs on; empty when not recorded.
     pub manylinux: String,
     /// SASS of the arch list (the whole library).
     pub sass: Targets,
     /// SASS carried by a few kernels only (`sm_90a`, `sm_121a`): informative.
     pub sass_partial: Vec<String>,
+    /// PTX of the arch list (`compute_90`): what a newer GPU can JIT.
     pub ptx: Targets,
+    /// The cuDNN version the build pins (`9.1.0.70`); empty when not recorded.
     pub cudnn: String,
+    /// The NCCL version the build pins; empty when not recorded.
     pub nccl: String,
+    /// Whether plain `pip install torch` from PyPI gets this variant.
     pub pypi_default: bool,
+    /// The pip index that serves it (`https://download.pytorch.org/whl/cu124`).
     pub index_url: String,
+    /// The torchvision release that goes with it; empty when none is pinned.
     pub torchvision: String,
+    /// The torchaudio release that goes with it; empty when none is pinned.
     pub torchaudio: String,
+    /// The wheel file read for the targets; empty when the wheel was not read.
     pub wheel: String,
+    /// The SHA-256 of that wheel file; empty with it.
     pub sha256: String,
+    /// Where the row comes from (the wheel, PyTorch's build scripts).
     pub source: String,
+    /// When the row was last checked (`YYYY-MM-DD`).
     pub as_of: String,
 }
 
@@ -252,25 +276,37 @@ pub fn torch_wheels() -> &'static [TorchWheel] {
 /// One NVIDIA PyTorch wheel for Jetson.
 #[derive(Debug, Clone, Serialize)]
 pub struct JetsonWheel {
+    /// The JetPack release the wheel is built for (`6.0`).
     pub jetpack: String,
+    /// The oldest L4T (Jetson Linux) release it runs on.
     pub l4t_min: L4tVersion,
+    /// The newest L4T release it runs on.
     pub l4t_max: L4tVersion,
+    /// The PyTorch release (`2.4.0a0`).
     pub release: Release,
     /// `nv24.08`.
     pub variant: String,
+    /// The Python versions NVIDIA built it for.
     pub python: Vec<PyVersion>,
+    /// The CUDA release it is built against (JetPack's).
     pub cuda: Option<CudaVersion>,
+    /// The SASS targets it carries (`sm_87`): its JetPack's modules.
     pub sass: Vec<String>,
+    /// The pip index that serves it; empty when NVIDIA publishes only a URL.
     pub index_url: String,
+    /// The wheel's download URL.
     pub wheel_url: String,
     /// The wheel's file name where the URL does not end in it (NVIDIA's
     /// nvidia.box.com links): pip needs a valid wheel file name.
     pub wheel_file: String,
+    /// Where the row comes from (NVIDIA's guide or forum post, cited).
     pub source: String,
+    /// When the row was last checked (`YYYY-MM-DD`).
     pub as_of: String,
 }
 
 impl JetsonWheel {
+    /// The SASS images of its arch list.
     pub fn images(&self) -> Vec<FatbinImage> {
         self.sass
             .iter()
@@ -314,9 +350,13 @@ pub fn jetson_wheels() -> &'static [JetsonWheel] {
 /// One NGC PyTorch container tag.
 #[derive(Debug, Clone, Serialize)]
 pub struct Container {
+    /// The image reference (`nvcr.io/nvidia/pytorch:24.10-py3`).
     pub image: String,
+    /// The CUDA release inside the image.
     pub cuda: CudaVersion,
+    /// The NGC release notes it comes from.
     pub source: String,
+    /// When the row was last checked (`YYYY-MM-DD`).
     pub as_of: String,
 }
 

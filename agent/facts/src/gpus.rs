@@ -19,9 +19,14 @@ pub const GPUS_AS_OF: &str = "2026-12-01";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GpuClass {
+    /// Datacenter GPUs (H100, A100, L40S, Tesla): forward compatibility works.
     Datacenter,
+    /// Workstation GPUs (RTX A6000, Quadro): forward compatibility only on
+    /// select NGC Server Ready SKUs.
     Workstation,
+    /// GeForce GPUs: no forward compatibility.
     Geforce,
+    /// Jetson modules (Tegra integrated GPUs): forward compatibility works.
     Jetson,
     /// Known only by its compute capability.
     Unknown,
@@ -44,11 +49,17 @@ impl GpuClass {
 /// One row of `gpus.csv`.
 #[derive(Debug, Clone, Serialize)]
 pub struct GpuRow {
+    /// The product name (`H100`).
     pub name: String,
+    /// Other names it goes by (`H100 SXM5`, `H100 80GB HBM3`).
     pub aliases: Vec<String>,
+    /// The architecture (`Hopper`).
     pub architecture: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// The product class.
     pub class: GpuClass,
+    /// Where the row comes from (NVIDIA's compute-capability pages).
     pub source: String,
 }
 
@@ -129,11 +140,17 @@ fn norm(s: &str) -> String {
 /// A GPU the user named, resolved.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResolvedGpu {
+    /// The table's name of the GPU (`H200`), or `compute capability 9.0`
+    /// when only a CC was given.
     pub name: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// The product class ([`GpuClass::Unknown`] when only a non-Jetson CC
+    /// was given).
     pub class: GpuClass,
     /// False when only a compute capability was given (or is newer than the table).
     pub in_table: bool,
+    /// Where the answer comes from (the table row's source, or the input).
     pub source: String,
 }
 
@@ -141,7 +158,9 @@ pub struct ResolvedGpu {
 /// (`no_cuda`) a GPU NVIDIA's table knows that predates CUDA.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownGpu {
+    /// The name as given.
     pub given: String,
+    /// The table's names closest to it.
     pub nearest: Vec<String>,
     /// A known GPU without CUDA: what it is ("GeForce 6800 GT, chip NV40, last driver R304").
     pub no_cuda: Option<String>,
@@ -183,9 +202,11 @@ pub const CHIP_CC_SOURCE: &str = "NVIDIA 'CUDA GPU Compute Capability' and 'Lega
 /// What a chip code says about CUDA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChipCc {
+    /// The chip's compute capability.
     Cc(ComputeCapability),
     /// Curie and older (NV1…NV4x, G7x, the C51–C73 chipset GPUs): no CUDA.
     PreCuda,
+    /// Not a chip code gpukb knows.
     Unknown,
 }
 

@@ -31,11 +31,15 @@ const SRC_JETSON: &str = "jetson/data/jetpack.csv (jetson_stats, OE4T/meta-tegra
 /// One GPU of a machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuFact {
+    /// The GPU's name, as NVML or the tables give it (`NVIDIA H200`).
     pub name: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// The product class, which decides forward compatibility.
     pub class: GpuClass,
     /// False when the GPU is newer than the tables (only PTX can cover it).
     pub in_table: bool,
+    /// Where it was learnt (`NVML`, the PCI ID table, the user's `--gpu`).
     pub source: String,
 }
 
@@ -51,7 +55,10 @@ impl GpuFact {
 /// What is known of the driver.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DriverFact {
+    /// Installed, with this version.
     Known {
+        /// The driver's version (`580.95.05`); a bare branch given by the
+        /// user is read as the branch's first release.
         version: DriverVersion,
         /// "driver 535 read as 535.54.03, the first R535 release…".
         note: Option<String>,
@@ -65,7 +72,9 @@ pub enum DriverFact {
 /// The Jetson side of a machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JetsonFact {
+    /// The JetPack release (`6.2`), when known.
     pub jetpack: Option<String>,
+    /// The L4T (Jetson Linux) release (`36.4.3`), when known.
     pub l4t: Option<L4tVersion>,
 }
 
@@ -74,14 +83,19 @@ pub struct JetsonFact {
 pub struct MachineFacts {
     /// "this machine", "capture tests/fixtures/…", "described".
     pub label: String,
+    /// The machine's NVIDIA GPUs (empty: none, or unknown; see `gpus_unknown`).
     pub gpus: Vec<GpuFact>,
     /// Why the GPUs could not be observed (`None`: `gpus` is what is there).
     pub gpus_unknown: Option<String>,
+    /// The NVIDIA driver: installed (its version), absent, or unknown.
     pub driver: DriverFact,
     /// Observed highest CUDA of the driver (NVML / `cuDriverGetVersion`).
     pub driver_cuda: Option<CudaVersion>,
+    /// The CPU architecture, when known.
     pub arch: Option<Arch>,
+    /// The Python version to install for, when known.
     pub python: Option<PyVersion>,
+    /// JetPack and L4T, on a Jetson.
     pub jetson: Option<JetsonFact>,
 }
 
@@ -182,6 +196,7 @@ pub struct TorchSpec {
     constraints: Vec<(Op, Release)>,
     /// `+cu124` of an exact build.
     pub variant: Option<String>,
+    /// The spec as given, trimmed.
     pub text: String,
 }
 
@@ -275,24 +290,39 @@ impl TorchSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
+    /// A check passed.
     Ok,
+    /// The build has no code for a GPU (or there is no GPU).
     Arch,
+    /// The driver is missing, too old, or does not drive a GPU.
     Driver,
+    /// No wheel for the machine's Python.
     Python,
+    /// Built for another platform (CPU architecture, Jetson or not).
     Platform,
+    /// A Jetson wheel for another JetPack or L4T.
     Jetpack,
+    /// Runs only by JIT-compiling PTX (slow first start).
     PtxJit,
+    /// Runs only through the CUDA forward-compatibility package.
     ForwardCompat,
+    /// The machine is newer than gpukb's tables: not judged.
     NewerThanData,
+    /// A fact needed is unknown: not judged.
     Unknown,
 }
 
 /// One reason, about one GPU (index into `machine.gpus`) or the machine.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reason {
+    /// What kind of reason it is.
     pub code: Code,
+    /// The GPU it is about (an index into `machine.gpus`); `None` for the
+    /// machine.
     pub gpu: Option<usize>,
+    /// The reason, in words.
     pub text: String,
+    /// The document or table the rule comes from.
     pub source: String,
 }
 
@@ -314,25 +344,39 @@ fn reason(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
+    /// Machine code for every GPU.
     Sass,
+    /// PTX JIT-compiled by the driver for at least one GPU.
     PtxJit,
 }
 
 /// One candidate build and the verdict on it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Candidate {
+    /// The PyTorch release (`2.9.1`).
     pub version: String,
+    /// The build variant (`cu128`, `cpu`, NVIDIA's `nv24.08` on Jetson).
     pub variant: String,
+    /// `linux-x86_64`, `linux-aarch64` or `jetson-jetpack-<version>`.
     pub platform: String,
+    /// Whether it runs on every machine given.
     pub runs: bool,
+    /// False when a fact or table row the verdict needs is unknown.
     pub certain: bool,
+    /// How it runs on the GPUs, when it runs.
     pub via: Option<Via>,
+    /// Every reason, the decisive one first.
     pub reasons: Vec<Reason>,
+    /// The pip index that serves it; `None` for a Jetson wheel NVIDIA
+    /// publishes only as a URL.
     pub index_url: Option<String>,
+    /// Whether plain `pip install torch` from PyPI gets this build.
     pub pypi_default: bool,
     /// How the build's GPU targets are known (`wheel_read`, `build_script`, …).
     pub known_from: KnownFrom,
+    /// Where the build's row comes from.
     pub source: String,
+    /// When the build's row was last checked (`YYYY-MM-DD`).
     pub as_of: String,
     #[serde(skip)]
     kind: Kind,
@@ -362,66 +406,99 @@ impl Candidate {
 /// The build to install.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Recommended {
+    /// The PyTorch release.
     pub version: String,
+    /// The build variant (`cu128`).
     pub variant: String,
+    /// The pip index that serves it.
     pub index_url: Option<String>,
+    /// The exact command that installs it (`pip install torch==… --index-url …`).
     pub command: String,
+    /// How it runs on the GPUs.
     pub via: Via,
+    /// False when the verdict rests on an unknown fact.
     pub certain: bool,
+    /// Whether plain `pip install torch` from PyPI gets this build.
     pub pypi_default: bool,
     /// The same install with uv, conda-forge, or a container on Jetson.
     pub alternatives: Vec<Alternative>,
+    /// Why this build, in words.
     pub why: String,
 }
 
 /// Another way to install the recommended build.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Alternative {
+    /// The installer or source (`uv`, `conda-forge`, `jetson-containers`).
     pub tool: String,
+    /// The command to run.
     pub command: String,
+    /// What to know about it.
     pub note: String,
 }
 
 /// The torch part of a plan.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TorchPlan {
+    /// The build to install; `None` when no CUDA build runs.
     pub recommended: Option<Recommended>,
+    /// Every build within the `--torch` spec, with its verdict.
     pub candidates: Vec<Candidate>,
 }
 
 /// The driver the GPUs should run for the recommended build.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DriverPlan {
+    /// The driver branch to install (`580`); `None` on Jetson (the driver
+    /// comes with L4T) or when no branch fits.
     pub branch: Option<u32>,
+    /// Whether a GPU here runs only with the open kernel modules (Blackwell,
+    /// Grace Hopper).
     pub open_modules_required: bool,
+    /// Why this branch, or why none.
     pub reason: String,
+    /// The document or table the rule comes from.
     pub source: String,
 }
 
 /// The CUDA toolkit to build extensions against the recommended build.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ToolkitPlan {
+    /// The CUDA toolkit version (`12.8`): the recommended build's CUDA;
+    /// `None` when no CUDA build is recommended.
     pub version: Option<String>,
+    /// Why, and what to compile for when the driver is older.
     pub reason: String,
 }
 
 /// An NGC container judged for the machines.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ContainerVerdict {
+    /// The image reference (`nvcr.io/nvidia/pytorch:25.01-py3`).
     pub image: String,
+    /// The CUDA release inside the image.
     pub cuda: String,
+    /// The driver that CUDA release ships with (the least that runs it
+    /// without forward compatibility).
     pub min_driver: Option<String>,
+    /// Whether it runs on every machine given.
     pub runs: bool,
+    /// Every reason, machine by machine.
     pub reasons: Vec<Reason>,
+    /// The NGC release notes it comes from.
     pub source: String,
 }
 
 /// One GPU in the plan's `machine` view.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GpuView {
+    /// The GPU's name.
     pub name: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// The product class.
     pub class: GpuClass,
+    /// Where it was learnt.
     pub source: String,
     /// The machine it is in (when several were given).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -431,32 +508,49 @@ pub struct GpuView {
 /// The machine as the plan saw it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MachineView {
+    /// `this machine`, `capture <dir>`, `described`, or `N machines` for the
+    /// merged view.
     pub label: String,
+    /// The GPUs (of every machine, in the merged view).
     pub gpus: Vec<GpuView>,
+    /// The driver's version, when installed and known.
     pub driver: Option<String>,
     /// `found`, `absent` (seen not to be installed) or `unknown`.
     pub driver_status: &'static str,
+    /// The highest CUDA the driver runs: observed, else worked out from its
+    /// branch (or JetPack).
     pub driver_cuda: Option<String>,
+    /// `x86_64` or `aarch64`, when known.
     pub arch: Option<&'static str>,
+    /// The Python version planned for (`3.12`), when known.
     pub python: Option<String>,
+    /// The JetPack release, on a Jetson.
     pub jetpack: Option<String>,
+    /// The L4T release, on a Jetson.
     pub l4t: Option<String>,
 }
 
 /// `gpukb plan`'s answer.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
+    /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The oldest as-of date of the table rows used (`YYYY-MM-DD`).
     pub as_of: String,
+    /// The machine planned for (several merged into one view).
     pub machine: MachineView,
     /// Each machine, when several were given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub machines: Vec<MachineView>,
     /// Facts about the input: newer than the tables, a bare driver branch, unknowns.
     pub notes: Vec<Reason>,
+    /// The PyTorch build to install, and every candidate judged.
     pub torch: TorchPlan,
+    /// The driver branch that goes with it.
     pub driver: DriverPlan,
+    /// The CUDA toolkit to build extensions with.
     pub toolkit: ToolkitPlan,
+    /// NGC PyTorch containers, each judged.
     pub containers: Vec<ContainerVerdict>,
 }
 
@@ -1789,18 +1883,26 @@ pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Support {
+    /// Machine code for the family.
     Sass,
+    /// Runs by JIT-compiling the build's PTX.
     PtxJit,
+    /// Does not run.
     No,
 }
 
 /// One row of a build's support table.
 #[derive(Debug, Clone, Serialize)]
 pub struct SupportRow {
+    /// The architecture (`Hopper`).
     pub family: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// How the build covers it.
     pub support: Support,
+    /// The least driver release it runs with there; `None` when it does not run.
     pub min_driver: Option<String>,
+    /// Up to three GPUs of that CC, by name.
     pub examples: Vec<String>,
 }
 

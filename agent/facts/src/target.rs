@@ -46,8 +46,12 @@ pub enum ImageKind {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum ArchVariant {
+    /// `sm_90`: runs on its own and (SASS) later minors of the major, or (PTX)
+    /// any later GPU.
     Plain,
+    /// `sm_90a`: uses arch-specific features; runs only on that exact CC.
     A,
+    /// `sm_100f`: family-specific; runs on the CCs of its family.
     F,
 }
 
@@ -66,12 +70,15 @@ pub enum ArchVariant {
     schemars::JsonSchema,
 )]
 pub struct FatbinImage {
+    /// SASS, PTX or something else.
     pub kind: ImageKind,
     /// SM number: 90 for sm_90, 100 for sm_100.
     pub arch: u32,
+    /// Plain, arch-specific (`a`) or family-specific (`f`).
     pub variant: ArchVariant,
     /// PTX ISA version for PTX, cubin ABI version for SASS.
     pub version: (u16, u16),
+    /// Whether the image is stored compressed in the fatbin.
     pub compressed: bool,
 }
 
@@ -94,8 +101,11 @@ impl FatbinImage {
 /// One distinct target in a fatbin and how many images carry it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FatbinTarget {
+    /// The images' common header (kind, arch, variant, version); `compressed`
+    /// is always false here.
     #[serde(flatten)]
     pub image: FatbinImage,
+    /// How many images in the file carry this target.
     pub count: u32,
 }
 
