@@ -24,6 +24,7 @@
 //! Driver ↔ CUDA rules are further down ([`driver_runs_cuda`]), and which
 //! driver branches drive which GPUs ([`branch_supports_gpu`]).
 
+use crate::schema_doc::UNPUBLISHED;
 use crate::target::{ArchVariant, FatbinImage, ImageKind};
 use crate::version::CudaVersion;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// How the device runs the code: SASS, PTX JIT, or not at all.
+    #[schemars(description = UNPUBLISHED)]
     pub outcome: Outcome,
     /// The image the driver would use (`sm_90`, `compute_80`), if any.
     pub image: Option<String>,

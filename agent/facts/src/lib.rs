@@ -21,6 +21,7 @@ pub mod machine;
 pub mod measured;
 pub mod plan;
 pub mod read;
+mod schema_doc;
 pub mod select;
 pub mod target;
 pub mod version;

@@ -13,6 +13,7 @@
 use crate::builds::{self, Arch, JetsonWheel, KnownFrom, PyVersion, Release, Targets, TorchWheel};
 use crate::compat::{self, BranchCuda, DriverCompat, Outcome};
 use crate::gpus::GpuClass;
+use crate::schema_doc::UNPUBLISHED;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
 use gpukb_jetson::L4tVersion;
 use serde::Serialize;
@@ -289,26 +290,37 @@ impl TorchSpec {
 /// Why a candidate runs or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema_doc::unit_variants_as_enum)]
 pub enum Code {
     /// A check passed.
+    #[schemars(description = UNPUBLISHED)]
     Ok,
     /// The build has no code for a GPU (or there is no GPU).
+    #[schemars(description = UNPUBLISHED)]
     Arch,
     /// The driver is missing, too old, or does not drive a GPU.
+    #[schemars(description = UNPUBLISHED)]
     Driver,
     /// No wheel for the machine's Python.
+    #[schemars(description = UNPUBLISHED)]
     Python,
     /// Built for another platform (CPU architecture, Jetson or not).
+    #[schemars(description = UNPUBLISHED)]
     Platform,
     /// A Jetson wheel for another JetPack or L4T.
+    #[schemars(description = UNPUBLISHED)]
     Jetpack,
     /// Runs only by JIT-compiling PTX (slow first start).
+    #[schemars(description = UNPUBLISHED)]
     PtxJit,
     /// Runs only through the CUDA forward-compatibility package.
+    #[schemars(description = UNPUBLISHED)]
     ForwardCompat,
     /// The machine is newer than gpukb's tables: not judged.
+    #[schemars(description = UNPUBLISHED)]
     NewerThanData,
     /// A fact needed is unknown: not judged.
+    #[schemars(description = UNPUBLISHED)]
     Unknown,
 }
 
@@ -316,13 +328,17 @@ pub enum Code {
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reason {
     /// What kind of reason it is.
+    #[schemars(description = UNPUBLISHED)]
     pub code: Code,
     /// The GPU it is about (an index into `machine.gpus`); `None` for the
     /// machine.
+    #[schemars(description = UNPUBLISHED)]
     pub gpu: Option<usize>,
     /// The reason, in words.
+    #[schemars(description = UNPUBLISHED)]
     pub text: String,
     /// The document or table the rule comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
 }
 
@@ -343,10 +359,13 @@ fn reason(
 /// How a build runs on the GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema_doc::unit_variants_as_enum)]
 pub enum Via {
     /// Machine code for every GPU.
+    #[schemars(description = UNPUBLISHED)]
     Sass,
     /// PTX JIT-compiled by the driver for at least one GPU.
+    #[schemars(description = UNPUBLISHED)]
     PtxJit,
 }
 
@@ -354,29 +373,40 @@ pub enum Via {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Candidate {
     /// The PyTorch release (`2.9.1`).
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
     /// The build variant (`cu128`, `cpu`, NVIDIA's `nv24.08` on Jetson).
+    #[schemars(description = UNPUBLISHED)]
     pub variant: String,
     /// `linux-x86_64`, `linux-aarch64` or `jetson-jetpack-<version>`.
+    #[schemars(description = UNPUBLISHED)]
     pub platform: String,
     /// Whether it runs on every machine given.
+    #[schemars(description = UNPUBLISHED)]
     pub runs: bool,
     /// False when a fact or table row the verdict needs is unknown.
+    #[schemars(description = UNPUBLISHED)]
     pub certain: bool,
     /// How it runs on the GPUs, when it runs.
+    #[schemars(description = UNPUBLISHED)]
     pub via: Option<Via>,
     /// Every reason, the decisive one first.
+    #[schemars(description = UNPUBLISHED)]
     pub reasons: Vec<Reason>,
     /// The pip index that serves it; `None` for a Jetson wheel NVIDIA
     /// publishes only as a URL.
+    #[schemars(description = UNPUBLISHED)]
     pub index_url: Option<String>,
     /// Whether plain `pip install torch` from PyPI gets this build.
+    #[schemars(description = UNPUBLISHED)]
     pub pypi_default: bool,
     /// How the build's GPU targets are known (`wheel_read`, `build_script`, …).
     pub known_from: KnownFrom,
     /// Where the build's row comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
     /// When the build's row was last checked (`YYYY-MM-DD`).
+    #[schemars(description = UNPUBLISHED)]
     pub as_of: String,
     #[serde(skip)]
     kind: Kind,
@@ -407,22 +437,30 @@ impl Candidate {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Recommended {
     /// The PyTorch release.
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
     /// The build variant (`cu128`).
+    #[schemars(description = UNPUBLISHED)]
     pub variant: String,
     /// The pip index that serves it.
+    #[schemars(description = UNPUBLISHED)]
     pub index_url: Option<String>,
     /// The exact command that installs it (`pip install torch==… --index-url …`).
+    #[schemars(description = UNPUBLISHED)]
     pub command: String,
     /// How it runs on the GPUs.
+    #[schemars(description = UNPUBLISHED)]
     pub via: Via,
     /// False when the verdict rests on an unknown fact.
+    #[schemars(description = UNPUBLISHED)]
     pub certain: bool,
     /// Whether plain `pip install torch` from PyPI gets this build.
+    #[schemars(description = UNPUBLISHED)]
     pub pypi_default: bool,
     /// The same install with uv, conda-forge, or a container on Jetson.
     pub alternatives: Vec<Alternative>,
     /// Why this build, in words.
+    #[schemars(description = UNPUBLISHED)]
     pub why: String,
 }
 
@@ -430,10 +468,13 @@ pub struct Recommended {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Alternative {
     /// The installer or source (`uv`, `conda-forge`, `jetson-containers`).
+    #[schemars(description = UNPUBLISHED)]
     pub tool: String,
     /// The command to run.
+    #[schemars(description = UNPUBLISHED)]
     pub command: String,
     /// What to know about it.
+    #[schemars(description = UNPUBLISHED)]
     pub note: String,
 }
 
@@ -441,8 +482,10 @@ pub struct Alternative {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TorchPlan {
     /// The build to install; `None` when no CUDA build runs.
+    #[schemars(description = UNPUBLISHED)]
     pub recommended: Option<Recommended>,
     /// Every build within the `--torch` spec, with its verdict.
+    #[schemars(description = UNPUBLISHED)]
     pub candidates: Vec<Candidate>,
 }
 
@@ -451,13 +494,17 @@ pub struct TorchPlan {
 pub struct DriverPlan {
     /// The driver branch to install (`580`); `None` on Jetson (the driver
     /// comes with L4T) or when no branch fits.
+    #[schemars(description = UNPUBLISHED)]
     pub branch: Option<u32>,
     /// Whether a GPU here runs only with the open kernel modules (Blackwell,
     /// Grace Hopper).
+    #[schemars(description = UNPUBLISHED)]
     pub open_modules_required: bool,
     /// Why this branch, or why none.
+    #[schemars(description = UNPUBLISHED)]
     pub reason: String,
     /// The document or table the rule comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
 }
 
@@ -466,8 +513,10 @@ pub struct DriverPlan {
 pub struct ToolkitPlan {
     /// The CUDA toolkit version (`12.8`): the recommended build's CUDA;
     /// `None` when no CUDA build is recommended.
+    #[schemars(description = UNPUBLISHED)]
     pub version: Option<String>,
     /// Why, and what to compile for when the driver is older.
+    #[schemars(description = UNPUBLISHED)]
     pub reason: String,
 }
 
@@ -475,17 +524,23 @@ pub struct ToolkitPlan {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ContainerVerdict {
     /// The image reference (`nvcr.io/nvidia/pytorch:25.01-py3`).
+    #[schemars(description = UNPUBLISHED)]
     pub image: String,
     /// The CUDA release inside the image.
+    #[schemars(description = UNPUBLISHED)]
     pub cuda: String,
     /// The driver that CUDA release ships with (the least that runs it
     /// without forward compatibility).
+    #[schemars(description = UNPUBLISHED)]
     pub min_driver: Option<String>,
     /// Whether it runs on every machine given.
+    #[schemars(description = UNPUBLISHED)]
     pub runs: bool,
     /// Every reason, machine by machine.
+    #[schemars(description = UNPUBLISHED)]
     pub reasons: Vec<Reason>,
     /// The NGC release notes it comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
 }
 
@@ -493,12 +548,16 @@ pub struct ContainerVerdict {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GpuView {
     /// The GPU's name.
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
     /// The compute capability.
+    #[schemars(description = UNPUBLISHED)]
     pub cc: ComputeCapability,
     /// The product class.
+    #[schemars(description = UNPUBLISHED)]
     pub class: GpuClass,
     /// Where it was learnt.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
     /// The machine it is in (when several were given).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -510,23 +569,31 @@ pub struct GpuView {
 pub struct MachineView {
     /// `this machine`, `capture <dir>`, `described`, or `N machines` for the
     /// merged view.
+    #[schemars(description = UNPUBLISHED)]
     pub label: String,
     /// The GPUs (of every machine, in the merged view).
+    #[schemars(description = UNPUBLISHED)]
     pub gpus: Vec<GpuView>,
     /// The driver's version, when installed and known.
+    #[schemars(description = UNPUBLISHED)]
     pub driver: Option<String>,
     /// `found`, `absent` (seen not to be installed) or `unknown`.
     pub driver_status: &'static str,
     /// The highest CUDA the driver runs: observed, else worked out from its
     /// branch (or JetPack).
+    #[schemars(description = UNPUBLISHED)]
     pub driver_cuda: Option<String>,
     /// `x86_64` or `aarch64`, when known.
+    #[schemars(description = UNPUBLISHED)]
     pub arch: Option<&'static str>,
     /// The Python version planned for (`3.12`), when known.
+    #[schemars(description = UNPUBLISHED)]
     pub python: Option<String>,
     /// The JetPack release, on a Jetson.
+    #[schemars(description = UNPUBLISHED)]
     pub jetpack: Option<String>,
     /// The L4T release, on a Jetson.
+    #[schemars(description = UNPUBLISHED)]
     pub l4t: Option<String>,
 }
 
@@ -534,10 +601,13 @@ pub struct MachineView {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
     /// [`SCHEMA_VERSION`].
+    #[schemars(description = UNPUBLISHED)]
     pub schema_version: u32,
     /// The oldest as-of date of the table rows used (`YYYY-MM-DD`).
+    #[schemars(description = UNPUBLISHED)]
     pub as_of: String,
     /// The machine planned for (several merged into one view).
+    #[schemars(description = UNPUBLISHED)]
     pub machine: MachineView,
     /// Each machine, when several were given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -545,12 +615,16 @@ pub struct Plan {
     /// Facts about the input: newer than the tables, a bare driver branch, unknowns.
     pub notes: Vec<Reason>,
     /// The PyTorch build to install, and every candidate judged.
+    #[schemars(description = UNPUBLISHED)]
     pub torch: TorchPlan,
     /// The driver branch that goes with it.
+    #[schemars(description = UNPUBLISHED)]
     pub driver: DriverPlan,
     /// The CUDA toolkit to build extensions with.
+    #[schemars(description = UNPUBLISHED)]
     pub toolkit: ToolkitPlan,
     /// NGC PyTorch containers, each judged.
+    #[schemars(description = UNPUBLISHED)]
     pub containers: Vec<ContainerVerdict>,
 }
 
