@@ -24,6 +24,7 @@
 //! Driver ↔ CUDA rules are further down ([`driver_runs_cuda`]), and which
 //! driver branches drive which GPUs ([`branch_supports_gpu`]).
 
+use crate::schema_doc::UNPUBLISHED;
 use crate::target::{ArchVariant, FatbinImage, ImageKind};
 use crate::version::CudaVersion;
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,8 @@ pub enum Outcome {
 /// A decision about one fatbin (or image list) on one device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
+    /// How the device runs the code: SASS, PTX JIT, or not at all.
+    #[schemars(description = UNPUBLISHED)]
     pub outcome: Outcome,
     /// The image the driver would use (`sm_90`, `compute_80`), if any.
     pub image: Option<String>,
@@ -131,7 +134,9 @@ pub fn is_tegra(cc: (u32, u32)) -> bool {
 /// Tegra, so callers pass what they observed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Device {
+    /// The compute capability as (major, minor).
     pub cc: (u32, u32),
+    /// Whether it is a Tegra integrated GPU (Jetson, DRIVE).
     pub tegra: bool,
 }
 
@@ -543,7 +548,10 @@ pub enum BranchCuda {
     Known(CudaVersion),
     /// Newer than every branch in [`BRANCH_CUDA`]: taken to run every CUDA
     /// the tables know (drivers are backward compatible).
-    NewerThanData { newest: u32 },
+    NewerThanData {
+        /// The newest branch the table knows.
+        newest: u32,
+    },
     /// Older than every branch in the table.
     OlderThanData,
 }

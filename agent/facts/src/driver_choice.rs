@@ -35,14 +35,24 @@ pub const FIND_OUT: &str = "lspci -nn | grep -i nvidia";
 pub enum Generation {
     /// Fermi and older (Tesla architecture, Curie, Rankine, ...).
     PreKepler,
+    /// Compute capability 3.x (GK chips); last driver branch R470.
     Kepler,
+    /// Compute capability 5.x (GM chips).
     Maxwell,
+    /// Compute capability 6.x (GP chips).
     Pascal,
+    /// Compute capability 7.0 and 7.2 (GV100, Xavier).
     Volta,
+    /// Compute capability 7.5 (TU chips); the first with a GSP, so the first
+    /// the open kernel modules drive.
     Turing,
+    /// Compute capability 8.0, 8.6 and 8.7 (GA chips, Orin).
     Ampere,
+    /// Compute capability 8.9 (AD chips).
     Ada,
+    /// Compute capability 9.0 (GH100).
     Hopper,
+    /// Compute capability 10.x to 12.x (GB chips, Thor); open modules only.
     Blackwell,
 }
 
@@ -144,6 +154,7 @@ pub enum Modules {
 /// One row of NVIDIA's table joined with pci.ids.
 #[derive(Debug, Clone, Serialize)]
 pub struct DriverGpuRow {
+    /// The PCI device id (vendor `10de`), e.g. `0x2335` for the H200.
     pub device: u16,
     /// NVIDIA's name, empty when only pci.ids has the id.
     pub nvidia_name: String,
@@ -153,8 +164,12 @@ pub struct DriverGpuRow {
     pub gsp_proprietary: Option<bool>,
     /// NVIDIA's `legacybranch` (`470` of `470.xx`).
     pub legacy_branch: Option<String>,
+    /// The device's name in pci.ids (`GH100 [H200 SXM 141GB]`); empty when
+    /// pci.ids lacks it.
     pub pci_name: String,
+    /// The chip code (`GH100`), from pci.ids.
     pub chip: String,
+    /// Which driver's `supported-gpus.json` and which pci.ids the row joins.
     pub source: String,
 }
 
@@ -199,15 +214,20 @@ pub fn lookup_device(device: u16) -> Option<&'static DriverGpuRow> {
 /// and pci.ids name (a paste's `lspci` line).
 #[derive(Debug, Clone, Default)]
 pub struct GpuIdentity {
+    /// The compute capability, when observed or named.
     pub cc: Option<ComputeCapability>,
+    /// The PCI device id (vendor `10de`), when known.
     pub pci_device: Option<u16>,
+    /// The device's name as `lspci` (pci.ids) writes it, when known.
     pub pci_name: Option<String>,
 }
 
 /// A GPU's generation and the driver facts that follow, with how they were learnt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GpuGeneration {
+    /// The architecture generation.
     pub generation: Generation,
+    /// Which kernel-module flavours drive it.
     pub modules: Modules,
     /// The last branch that drives it; `None` when current branches do.
     pub last_branch: Option<u32>,
@@ -222,7 +242,9 @@ pub struct GpuGeneration {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, schemars::JsonSchema)]
 #[error("the GPU's generation is unknown ({why}); find out with `{find_out}`")]
 pub struct GenerationUnknown {
+    /// What was known of the GPU and why it did not tell the generation.
     pub why: String,
+    /// The command that tells (`lspci -nn | grep -i nvidia`).
     pub find_out: String,
 }
 
@@ -303,15 +325,20 @@ pub fn generation_of(g: &GpuIdentity) -> Result<GpuGeneration, GenerationUnknown
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Flavour {
+    /// The open kernel modules (`nvidia-driver-580-open`).
     Open,
+    /// The proprietary kernel modules (`nvidia-driver-470`).
     Proprietary,
 }
 
 /// A release NVIDIA names as the least a GPU needs, beyond its branch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MinRelease {
+    /// NVIDIA's name of the GPU (`HGX B200`).
     pub gpu: String,
+    /// The first driver release that drives it (`570.133.20`).
     pub version: String,
+    /// The NVIDIA document that names that release.
     pub source: String,
 }
 
@@ -374,10 +401,14 @@ pub fn min_release_by_name(name: &str) -> Option<MinRelease> {
 /// The driver to install on a machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DriverRecommendation {
+    /// The driver branch to install (`580` for R580).
     pub branch: u32,
+    /// The kernel-module flavour to install.
     pub flavour: Flavour,
     /// True when `branch` is the last one some GPU here gets (a legacy branch).
     pub legacy: bool,
+    /// The least release within the branch, where NVIDIA names one for a GPU
+    /// here.
     pub min_release: Option<MinRelease>,
     /// Why: one line per GPU generation, with its basis.
     pub reasons: Vec<String>,
@@ -402,10 +433,15 @@ impl DriverRecommendation {
 /// Why no driver fits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, schemars::JsonSchema)]
 pub enum NoDriver {
+    /// A GPU's generation is unknown.
     #[error("{0}")]
     GenerationUnknown(GenerationUnknown),
+    /// No GPU was seen.
     #[error("no GPU was seen to choose a driver for; find out with `{FIND_OUT}`")]
     NoGpu,
+    /// No one driver fits every GPU and the CUDA asked for (a GPU needs the
+    /// open modules and another the proprietary ones, or a GPU's last branch
+    /// cannot run that CUDA); the text says which.
     #[error("{0}")]
     Conflict(String),
 }

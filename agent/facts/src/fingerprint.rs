@@ -1,9 +1,10 @@
 //! The fingerprint schema: a versioned, serde-serialisable description of a
 //! machine's NVIDIA stack in which every fact is an [`Observed`] value that
 //! records where it came from, and whether it was found, absent, failed or
-//! could not be observed in this mode. Reading older files is in
-//! [`crate::read`].
+//! could not be observed in this mode. Reading files, older schemas included,
+//! is the `read` module's job (it builds on this one).
 
+use crate::schema_doc::UNPUBLISHED;
 use crate::target::FatbinSummary;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
@@ -19,23 +20,59 @@ pub const SCHEMA_VERSION: u32 = 2;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// A file's contents.
-    File { path: String },
+    File {
+        /// The file's absolute path on the machine (`/proc/driver/nvidia/version`).
+        #[schemars(description = UNPUBLISHED)]
+        path: String,
+    },
     /// A directory listing or the existence of paths.
-    Listing { path: String },
+    Listing {
+        /// The directory or path looked at.
+        #[schemars(description = UNPUBLISHED)]
+        path: String,
+    },
     /// A command's output.
-    Command { command: String },
+    Command {
+        /// The command line as run (`nvidia-smi --query-gpu=…`).
+        #[schemars(description = UNPUBLISHED)]
+        command: String,
+    },
     /// An NVML call.
-    Nvml { call: String },
+    Nvml {
+        /// The NVML function (`nvmlInit_v2`, `nvmlDeviceGetMemoryInfo`).
+        #[schemars(description = UNPUBLISHED)]
+        call: String,
+    },
     /// A CUDA driver API call.
-    CudaDriver { call: String },
+    CudaDriver {
+        /// The driver API function (`cuInit`, `cuDriverGetVersion`).
+        #[schemars(description = UNPUBLISHED)]
+        call: String,
+    },
     /// The C library (`gnu_get_libc_version`, `uname`).
-    Libc { call: String },
+    Libc {
+        /// The libc function called.
+        #[schemars(description = UNPUBLISHED)]
+        call: String,
+    },
     /// The headers of an ELF file (sonames, RPATH, `.nv_fatbin`).
-    Elf { path: String },
+    Elf {
+        /// The ELF file's path.
+        #[schemars(description = UNPUBLISHED)]
+        path: String,
+    },
     /// An environment variable.
-    Env { var: String },
+    Env {
+        /// The variable's name, without `$`.
+        #[schemars(description = UNPUBLISHED)]
+        var: String,
+    },
     /// Worked out from other facts.
-    Derived { from: String },
+    Derived {
+        /// The facts it was worked out from, in words.
+        #[schemars(description = UNPUBLISHED)]
+        from: String,
+    },
 }
 
 impl fmt::Display for Source {
@@ -55,6 +92,7 @@ impl fmt::Display for Source {
 }
 
 impl Source {
+    /// The contents of the file at `p`.
     pub fn file(p: impl Into<String>) -> Source {
         Source::File { path: p.into() }
     }
@@ -68,28 +106,69 @@ impl Source {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Observed<T> {
-    Found { value: T, source: Source },
-    Absent { source: Source, note: String },
-    Failed { source: Source, error: String },
-    Unobservable { source: Source, reason: String },
+    /// The source was read and holds the fact.
+    #[schemars(description = UNPUBLISHED)]
+    Found {
+        /// The fact.
+        #[schemars(description = UNPUBLISHED)]
+        value: T,
+        /// Where it was read.
+        #[schemars(description = UNPUBLISHED)]
+        source: Source,
+    },
+    /// The source was looked at and holds nothing (the file is not there):
+    /// a finding in itself.
+    #[schemars(description = UNPUBLISHED)]
+    Absent {
+        /// Where gpukb looked.
+        #[schemars(description = UNPUBLISHED)]
+        source: Source,
+        /// What its absence means (`no os-release file`).
+        #[schemars(description = UNPUBLISHED)]
+        note: String,
+    },
+    /// The source is there but reading it failed.
+    #[schemars(description = UNPUBLISHED)]
+    Failed {
+        /// What gpukb tried to read.
+        #[schemars(description = UNPUBLISHED)]
+        source: Source,
+        /// The error, as the source gave it (an errno, a CUresult name).
+        #[schemars(description = UNPUBLISHED)]
+        error: String,
+    },
+    /// This mode cannot see the source at all: no conclusion either way.
+    #[schemars(description = UNPUBLISHED)]
+    Unobservable {
+        /// What would have been read.
+        #[schemars(description = UNPUBLISHED)]
+        source: Source,
+        /// Why this mode cannot read it (`--quick`, a `--root` copy, an older capture).
+        #[schemars(description = UNPUBLISHED)]
+        reason: String,
+    },
 }
 
 impl<T> Observed<T> {
+    /// `value`, read from `source`.
     pub fn found(value: T, source: Source) -> Self {
         Observed::Found { value, source }
     }
+    /// Nothing at `source`; `note` says what that means.
     pub fn absent(source: Source, note: impl Into<String>) -> Self {
         Observed::Absent {
             source,
             note: note.into(),
         }
     }
+    /// Reading `source` failed with `error`.
     pub fn failed(source: Source, error: impl ToString) -> Self {
         Observed::Failed {
             source,
             error: error.to_string(),
         }
     }
+    /// This mode cannot read `source`, for `reason`.
     pub fn unobservable(source: Source, reason: impl Into<String>) -> Self {
         Observed::Unobservable {
             source,
@@ -110,6 +189,7 @@ impl<T> Observed<T> {
             _ => None,
         }
     }
+    /// Where the fact was (or would have been) read, in every state.
     pub fn source(&self) -> &Source {
         match self {
             Observed::Found { source, .. }
@@ -162,6 +242,7 @@ impl<T> Observed<T> {
             Observed::Unobservable { reason, .. } => Some(reason),
         }
     }
+    /// True when the fact was read.
     pub fn is_found(&self) -> bool {
         matches!(self, Observed::Found { .. })
     }
@@ -170,12 +251,32 @@ impl<T> Observed<T> {
 /// Everything gpukb knows about one machine's NVIDIA stack.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fingerprint {
+    /// The schema this fingerprint was written in ([`SCHEMA_VERSION`] when
+    /// written by this gpukb; older files are upgraded on read).
+    #[schemars(description = UNPUBLISHED)]
     pub schema: u32,
+    /// The operating system: distribution, kernel, architecture, glibc,
+    /// container and virtualisation.
+    #[schemars(description = UNPUBLISHED)]
     pub host: HostFacts,
+    /// The NVIDIA kernel driver and its user-space libraries, from sysfs,
+    /// procfs and the loader's view.
+    #[schemars(description = UNPUBLISHED)]
     pub driver: DriverFacts,
+    /// What NVML (`libnvidia-ml.so.1`) reports; unobservable when gpukb did
+    /// not load it.
+    #[schemars(description = UNPUBLISHED)]
     pub nvml: Observed<NvmlFacts>,
+    /// What the CUDA driver API (`libcuda.so.1`) reports; unobservable when
+    /// gpukb did not load it.
+    #[schemars(description = UNPUBLISHED)]
     pub cuda: Observed<CudaFacts>,
+    /// Every CUDA library file and toolkit found on the machine.
+    #[schemars(description = UNPUBLISHED)]
     pub libraries: LibraryFacts,
+    /// The Python environments found, with their PyTorch, `nvidia-*` wheels
+    /// and other CUDA-carrying packages.
+    #[schemars(description = UNPUBLISHED)]
     pub python: Vec<PythonEnv>,
     /// JetPack/L4T facts; absent on other machines.
     pub jetson: Observed<gpukb_jetson::JetsonReport>,
@@ -227,6 +328,8 @@ impl KernelLog {
 /// One report of the NVIDIA driver in the kernel log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelEvent {
+    /// What the driver reported (Xid, SXid, fallen off the bus, GSP timeout).
+    #[schemars(description = UNPUBLISHED)]
     pub kind: KernelEventKind,
     /// The Xid/SXid number.
     pub code: Option<u32>,
@@ -255,6 +358,7 @@ pub enum KernelEventKind {
 }
 
 impl KernelEventKind {
+    /// The name used in JSON (`fallen_off_bus`).
     pub fn as_str(self) -> &'static str {
         match self {
             KernelEventKind::Xid => "xid",
@@ -363,9 +467,21 @@ impl PciDevice {
 /// The operating system around the driver.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostFacts {
+    /// The distribution's `PRETTY_NAME` (else `NAME`) from `/etc/os-release`
+    /// (`Ubuntu 24.04.3 LTS`).
+    #[schemars(description = UNPUBLISHED)]
     pub os: Observed<String>,
+    /// The running kernel's release, from `/proc/sys/kernel/osrelease`
+    /// (`6.8.0-90-generic`).
+    #[schemars(description = UNPUBLISHED)]
     pub kernel: Observed<String>,
+    /// The CPU architecture as Rust names it (`x86_64`, `aarch64`): `uname` on
+    /// the live machine, the loader cache's entries for a copied root.
+    #[schemars(description = UNPUBLISHED)]
     pub arch: Observed<String>,
+    /// The C library's version (`2.39`) from `gnu_get_libc_version`; for a
+    /// copied root, from `libc.so.6`'s real file name (glibc < 2.34 only).
+    #[schemars(description = UNPUBLISHED)]
     pub glibc: Observed<String>,
     /// `docker`, `podman`, `kubernetes`…; absent outside containers.
     pub container: Observed<String>,
@@ -415,16 +531,25 @@ pub struct InstalledModules {
 /// Whether one kernel module is loaded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModuleState {
+    /// The module's name (`nvidia_uvm`).
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
+    /// Whether it is loaded now (listed in `/proc/modules`).
+    #[schemars(description = UNPUBLISHED)]
     pub loaded: bool,
 }
 
 /// What NVML reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmlFacts {
+    /// The driver's version as NVML gives it (`nvmlSystemGetDriverVersion`,
+    /// `580.159.04`).
+    #[schemars(description = UNPUBLISHED)]
     pub driver_version: DriverVersion,
     /// Highest CUDA version the driver supports, e.g. `13.0`.
     pub cuda_driver_version: CudaVersion,
+    /// Every GPU NVML enumerates, by NVML index.
+    #[schemars(description = UNPUBLISHED)]
     pub gpus: Vec<NvmlGpu>,
 }
 
@@ -432,30 +557,78 @@ pub struct NvmlFacts {
 /// (listed in `unavailable`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmlGpu {
+    /// NVML's index (`nvmlDeviceGetHandleByIndex`); not necessarily the CUDA
+    /// ordinal, which follows `CUDA_DEVICE_ORDER`.
+    #[schemars(description = UNPUBLISHED)]
     pub index: u32,
+    /// The product name (`NVIDIA H200`), from `nvmlDeviceGetName`.
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
+    /// The GPU's UUID (`GPU-…`), from `nvmlDeviceGetUUID`.
+    #[schemars(description = UNPUBLISHED)]
     pub uuid: String,
+    /// From `nvmlDeviceGetCudaComputeCapability`.
+    #[schemars(description = UNPUBLISHED)]
     pub compute_capability: Option<ComputeCapability>,
+    /// Total memory in MiB, from `nvmlDeviceGetMemoryInfo`.
+    #[schemars(description = UNPUBLISHED)]
     pub memory_total_mib: Option<u64>,
+    /// The PCI address as NVML writes it (`00000000:3B:00.0`).
+    #[schemars(description = UNPUBLISHED)]
     pub pci_bus_id: Option<String>,
+    /// The PCIe generation the link runs at now (it drops when idle).
+    #[schemars(description = UNPUBLISHED)]
     pub pcie_gen_current: Option<u32>,
+    /// The highest PCIe generation the GPU and its slot support.
+    #[schemars(description = UNPUBLISHED)]
     pub pcie_gen_max: Option<u32>,
+    /// The PCIe lanes the link runs at now (`16` for x16).
+    #[schemars(description = UNPUBLISHED)]
     pub pcie_width_current: Option<u32>,
+    /// The most PCIe lanes the link supports.
+    #[schemars(description = UNPUBLISHED)]
     pub pcie_width_max: Option<u32>,
+    /// Whether ECC is on now (`nvmlDeviceGetEccMode`).
+    #[schemars(description = UNPUBLISHED)]
     pub ecc_enabled: Option<bool>,
+    /// Uncorrected ECC errors over the GPU's life (aggregate counter); read
+    /// only when ECC is on.
+    #[schemars(description = UNPUBLISHED)]
     pub ecc_uncorrected_aggregate: Option<u64>,
+    /// Corrected ECC errors over the GPU's life (aggregate counter); read
+    /// only when ECC is on.
+    #[schemars(description = UNPUBLISHED)]
     pub ecc_corrected_aggregate: Option<u64>,
+    /// Memory pages retired for double-bit ECC errors (GPUs before A100).
+    #[schemars(description = UNPUBLISHED)]
     pub retired_pages_double_bit: Option<u32>,
+    /// Whether a page retirement waits for the next driver reload or reset.
+    #[schemars(description = UNPUBLISHED)]
     pub retired_pages_pending: Option<bool>,
+    /// Row remapping state (A100 and later; `nvmlDeviceGetRemappedRows`).
+    #[schemars(description = UNPUBLISHED)]
     pub remapped_rows: Option<RemappedRows>,
+    /// Whether MIG mode is on now.
+    #[schemars(description = UNPUBLISHED)]
     pub mig_enabled: Option<bool>,
     /// MIG GPU instances created (when MIG is enabled).
     #[serde(default)]
     pub mig_instances: Option<u32>,
+    /// Whether persistence mode keeps the driver loaded with no client.
+    #[schemars(description = UNPUBLISHED)]
     pub persistence_mode: Option<bool>,
+    /// GPU core temperature in °C (a reading below 0 is recorded as 0).
+    #[schemars(description = UNPUBLISHED)]
     pub temperature_c: Option<u32>,
+    /// Power draw in watts when read (`nvmlDeviceGetPowerUsage`).
+    #[schemars(description = UNPUBLISHED)]
     pub power_w: Option<f64>,
+    /// The power limit the driver enforces, in watts.
+    #[schemars(description = UNPUBLISHED)]
     pub power_limit_w: Option<f64>,
+    /// Why the clocks are held down now, by NVML's reason names, sorted
+    /// (`GPU_IDLE`, `SW_POWER_CAP`); empty when nothing does.
+    #[schemars(description = UNPUBLISHED)]
     pub throttle_reasons: Option<Vec<String>>,
     /// For readings NVML has a successor function for (`temperature_c`,
     /// `throttle_reasons`), the NVML function that answered: the successor
@@ -471,9 +644,17 @@ pub struct NvmlGpu {
 /// Row remapping state (A100/H100 and later).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RemappedRows {
+    /// Rows remapped for correctable errors.
+    #[schemars(description = UNPUBLISHED)]
     pub correctable: u32,
+    /// Rows remapped for uncorrectable errors.
+    #[schemars(description = UNPUBLISHED)]
     pub uncorrectable: u32,
+    /// Whether a remapping waits for the next GPU reset.
+    #[schemars(description = UNPUBLISHED)]
     pub pending: bool,
+    /// Whether a row remapping failed.
+    #[schemars(description = UNPUBLISHED)]
     pub failed: bool,
 }
 
@@ -523,15 +704,36 @@ fn not_recorded_cuda<T>() -> Observed<T> {
 /// One device as the CUDA driver API sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CudaDevice {
+    /// The CUDA device ordinal (`cuDeviceGet`), as `CUDA_VISIBLE_DEVICES` and
+    /// `CUDA_DEVICE_ORDER` make it.
+    #[schemars(description = UNPUBLISHED)]
     pub ordinal: u32,
+    /// The device name from `cuDeviceGetName`.
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
+    /// From the compute capability major/minor device attributes.
+    #[schemars(description = UNPUBLISHED)]
     pub compute_capability: ComputeCapability,
+    /// Total memory in MiB, from `cuDeviceTotalMem`.
+    #[schemars(description = UNPUBLISHED)]
     pub total_memory_mib: u64,
+    /// Streaming multiprocessors (SMs).
+    #[schemars(description = UNPUBLISHED)]
     pub multiprocessors: u32,
+    /// Peak SM clock in MHz.
+    #[schemars(description = UNPUBLISHED)]
     pub clock_mhz: u32,
+    /// Peak memory clock in MHz.
+    #[schemars(description = UNPUBLISHED)]
     pub memory_clock_mhz: u32,
+    /// Global memory bus width in bits.
+    #[schemars(description = UNPUBLISHED)]
     pub memory_bus_bits: u32,
+    /// Whether the GPU is integrated and shares the host's memory (Jetson).
+    #[schemars(description = UNPUBLISHED)]
     pub integrated: bool,
+    /// The PCI address from `cuDeviceGetPCIBusId` (`0000:3B:00.0`).
+    #[schemars(description = UNPUBLISHED)]
     pub pci_bus_id: String,
 }
 
@@ -540,13 +742,22 @@ pub struct CudaDevice {
 pub struct LibraryFile {
     /// `libcudart`, `libcudnn`, `libcublasLt`…
     pub family: String,
+    /// The name the loader asks for (`libcudart.so.13`): the file name found.
+    #[schemars(description = UNPUBLISHED)]
     pub soname: String,
     /// The path found, and the real file behind its symlinks.
     pub path: String,
+    /// The real file behind `path`'s symlinks.
+    #[schemars(description = UNPUBLISHED)]
     pub real_path: String,
+    /// The library's version (`13.0.96`): the toolkit's or wheel's, else the
+    /// one in the real file's name; `None` when neither says.
+    #[schemars(description = UNPUBLISHED)]
     pub version: Option<String>,
     /// How it was found: `ld.so.cache`, `LD_LIBRARY_PATH`, `CUDA toolkit 13.0`, `pip nvidia-cudnn-cu13`…
     pub found_via: String,
+    /// What it was found in (`/etc/ld.so.cache`, a directory listing).
+    #[schemars(description = UNPUBLISHED)]
     pub source: Source,
 }
 
@@ -555,7 +766,11 @@ pub struct LibraryFile {
 pub struct Toolkit {
     /// The toolkit's real directory (symlinks resolved).
     pub path: String,
+    /// The toolkit's version, from its `version.json` (or `version.txt`).
+    #[schemars(description = UNPUBLISHED)]
     pub version: Observed<String>,
+    /// Whether `bin/nvcc` is there (a runtime-only install has none).
+    #[schemars(description = UNPUBLISHED)]
     pub nvcc: bool,
     /// Every name gpukb reached it by, as written: `/usr/local/cuda`, or the value of
     /// `CUDA_HOME`/`CUDA_PATH`, through any chain of symlinks (update-alternatives).
@@ -566,7 +781,12 @@ pub struct Toolkit {
 /// Every CUDA library found, toolkits, and conflicting copies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LibraryFacts {
+    /// Every CUDA library file found (loader cache, library path, toolkits,
+    /// Python wheels), one entry per real file.
+    #[schemars(description = UNPUBLISHED)]
     pub files: Vec<LibraryFile>,
+    /// The CUDA toolkits installed.
+    #[schemars(description = UNPUBLISHED)]
     pub toolkits: Vec<Toolkit>,
     /// Same library, different versions visible at once.
     pub conflicts: Vec<String>,
@@ -577,11 +797,15 @@ pub struct LibraryFacts {
 /// One Python environment (its site-packages directory).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PythonEnv {
+    /// The environment's `site-packages` (or `dist-packages`) directory.
+    #[schemars(description = UNPUBLISHED)]
     pub site_packages: String,
     /// `venv`, `conda`, `system`, `user`.
     pub kind: String,
     /// Python version from the directory name or `pyvenv.cfg`.
     pub python: Option<String>,
+    /// The PyTorch installed here; `None` when there is none.
+    #[schemars(description = UNPUBLISHED)]
     pub torch: Option<TorchInstall>,
     /// `nvidia-*` wheels (name, version).
     pub nvidia_wheels: Vec<Package>,
@@ -625,6 +849,8 @@ pub struct FrameworkBuild {
 /// The CUDA (and cuDNN) release a framework build targets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameworkCuda {
+    /// The CUDA major the build targets (`12`).
+    #[schemars(description = UNPUBLISHED)]
     pub major: u32,
     /// `None` when the source names only the major (`cupy-cuda12x`, `libcudart.so.12`).
     pub minor: Option<u32>,
@@ -658,6 +884,8 @@ impl fmt::Display for FrameworkCuda {
 pub struct CudaExtension {
     /// The distribution (`flash-attn`).
     pub package: String,
+    /// The distribution's installed version.
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
     /// The library's path.
     pub path: String,
@@ -668,17 +896,27 @@ pub struct CudaExtension {
 /// An installed Python distribution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Package {
+    /// The distribution's name as its metadata writes it (`nvidia-cudnn-cu12`).
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
+    /// The installed version (`9.1.0.70`).
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
 }
 
 /// A PyTorch install, read without importing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TorchInstall {
+    /// The version in `torch/version.py` (`2.11.0+cu130`).
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
     /// CUDA version the build targets (`None`: CPU or ROCm build).
     pub cuda: Option<CudaVersion>,
+    /// The commit the build was made from (`git_version` in `torch/version.py`).
+    #[schemars(description = UNPUBLISHED)]
     pub git_version: Option<String>,
+    /// The file the version was read from (`torch/version.py`).
+    #[schemars(description = UNPUBLISHED)]
     pub source: Source,
     /// GPU code compiled into `torch/lib/libtorch_cuda.so`.
     pub kernels: Observed<FatbinSummary>,
@@ -691,9 +929,14 @@ pub struct TorchInstall {
 /// Where one `NEEDED` library of torch (or a framework's CUDA library) resolves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResolvedLibrary {
+    /// The name asked for (`libcudnn.so.9`).
+    #[schemars(description = UNPUBLISHED)]
     pub soname: String,
     /// `None`: the loader would not find it.
     pub path: Option<String>,
+    /// The version of the file it resolves to (the wheel's, else the one in
+    /// the file's name), when known.
+    #[schemars(description = UNPUBLISHED)]
     pub version: Option<String>,
     /// `RPATH $ORIGIN/../../nvidia/cudnn/lib`, `LD_LIBRARY_PATH`, `ld.so.cache`…
     pub via: String,
@@ -781,6 +1024,10 @@ impl LoadRule {
 /// A set environment variable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EnvVar {
+    /// The variable's name (`CUDA_VISIBLE_DEVICES`).
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
+    /// Its value, as set in gpukb's environment.
+    #[schemars(description = UNPUBLISHED)]
     pub value: String,
 }

@@ -8,6 +8,7 @@
 //! Values serialise as the strings users read (`"9.0"`, `"13.0"`,
 //! `"580.159.04"`, `"sm_90a"`), so the JSON stays readable.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 // Only the `gpukb` binary prints (cli); libraries return what they found.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -20,6 +21,7 @@ pub mod machine;
 pub mod measured;
 pub mod plan;
 pub mod read;
+mod schema_doc;
 pub mod select;
 pub mod target;
 pub mod version;

@@ -15,14 +15,18 @@ use serde::{Deserialize, Serialize};
 pub struct ProbeEvidence {
     /// Where it came from (`gpukb probe` live, or a capture's `probe.json`).
     pub source: Source,
+    /// Each probed device, by CUDA ordinal.
     pub gpus: Vec<ProbedGpu>,
 }
 
 /// One probed device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbedGpu {
+    /// The CUDA device ordinal the probe ran on.
     pub ordinal: usize,
+    /// The device name from `cuDeviceGetName`.
     pub name: String,
+    /// The compute capability the driver reports.
     pub cc: ComputeCapability,
     /// Images whose load result differed from the engine's prediction
     /// (`gpukb_probe.sm_90.cubin: 209, predicted 0`).
@@ -40,9 +44,13 @@ pub struct ProbedGpu {
 /// A framework library judged on a device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbedFramework {
+    /// The library, named for people (`torch 2.11.0+cu130 (libtorch_cuda.so)`).
     pub name: String,
+    /// Where the library is.
     pub path: String,
     /// The CUresult loading it gives (0, 209, 222).
     pub expected_code: u32,
+    /// Why, in the compatibility engine's words (which image the driver
+    /// picks, or why none fits).
     pub reason: String,
 }

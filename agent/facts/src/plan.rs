@@ -13,6 +13,7 @@
 use crate::builds::{self, Arch, JetsonWheel, KnownFrom, PyVersion, Release, Targets, TorchWheel};
 use crate::compat::{self, BranchCuda, DriverCompat, Outcome};
 use crate::gpus::GpuClass;
+use crate::schema_doc::UNPUBLISHED;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
 use gpukb_jetson::L4tVersion;
 use serde::Serialize;
@@ -31,11 +32,15 @@ const SRC_JETSON: &str = "jetson/data/jetpack.csv (jetson_stats, OE4T/meta-tegra
 /// One GPU of a machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuFact {
+    /// The GPU's name, as NVML or the tables give it (`NVIDIA H200`).
     pub name: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// The product class, which decides forward compatibility.
     pub class: GpuClass,
     /// False when the GPU is newer than the tables (only PTX can cover it).
     pub in_table: bool,
+    /// Where it was learnt (`NVML`, the PCI ID table, the user's `--gpu`).
     pub source: String,
 }
 
@@ -51,7 +56,10 @@ impl GpuFact {
 /// What is known of the driver.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DriverFact {
+    /// Installed, with this version.
     Known {
+        /// The driver's version (`580.95.05`); a bare branch given by the
+        /// user is read as the branch's first release.
         version: DriverVersion,
         /// "driver 535 read as 535.54.03, the first R535 release…".
         note: Option<String>,
@@ -65,7 +73,9 @@ pub enum DriverFact {
 /// The Jetson side of a machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JetsonFact {
+    /// The JetPack release (`6.2`), when known.
     pub jetpack: Option<String>,
+    /// The L4T (Jetson Linux) release (`36.4.3`), when known.
     pub l4t: Option<L4tVersion>,
 }
 
@@ -74,14 +84,19 @@ pub struct JetsonFact {
 pub struct MachineFacts {
     /// "this machine", "capture tests/fixtures/…", "described".
     pub label: String,
+    /// The machine's NVIDIA GPUs (empty: none, or unknown; see `gpus_unknown`).
     pub gpus: Vec<GpuFact>,
     /// Why the GPUs could not be observed (`None`: `gpus` is what is there).
     pub gpus_unknown: Option<String>,
+    /// The NVIDIA driver: installed (its version), absent, or unknown.
     pub driver: DriverFact,
     /// Observed highest CUDA of the driver (NVML / `cuDriverGetVersion`).
     pub driver_cuda: Option<CudaVersion>,
+    /// The CPU architecture, when known.
     pub arch: Option<Arch>,
+    /// The Python version to install for, when known.
     pub python: Option<PyVersion>,
+    /// JetPack and L4T, on a Jetson.
     pub jetson: Option<JetsonFact>,
 }
 
@@ -182,6 +197,7 @@ pub struct TorchSpec {
     constraints: Vec<(Op, Release)>,
     /// `+cu124` of an exact build.
     pub variant: Option<String>,
+    /// The spec as given, trimmed.
     pub text: String,
 }
 
@@ -274,25 +290,55 @@ impl TorchSpec {
 /// Why a candidate runs or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema_doc::unit_variants_as_enum)]
 pub enum Code {
+    /// A check passed.
+    #[schemars(description = UNPUBLISHED)]
     Ok,
+    /// The build has no code for a GPU (or there is no GPU).
+    #[schemars(description = UNPUBLISHED)]
     Arch,
+    /// The driver is missing, too old, or does not drive a GPU.
+    #[schemars(description = UNPUBLISHED)]
     Driver,
+    /// No wheel for the machine's Python.
+    #[schemars(description = UNPUBLISHED)]
     Python,
+    /// Built for another platform (CPU architecture, Jetson or not).
+    #[schemars(description = UNPUBLISHED)]
     Platform,
+    /// A Jetson wheel for another JetPack or L4T.
+    #[schemars(description = UNPUBLISHED)]
     Jetpack,
+    /// Runs only by JIT-compiling PTX (slow first start).
+    #[schemars(description = UNPUBLISHED)]
     PtxJit,
+    /// Runs only through the CUDA forward-compatibility package.
+    #[schemars(description = UNPUBLISHED)]
     ForwardCompat,
+    /// The machine is newer than gpukb's tables: not judged.
+    #[schemars(description = UNPUBLISHED)]
     NewerThanData,
+    /// A fact needed is unknown: not judged.
+    #[schemars(description = UNPUBLISHED)]
     Unknown,
 }
 
 /// One reason, about one GPU (index into `machine.gpus`) or the machine.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reason {
+    /// What kind of reason it is.
+    #[schemars(description = UNPUBLISHED)]
     pub code: Code,
+    /// The GPU it is about (an index into `machine.gpus`); `None` for the
+    /// machine.
+    #[schemars(description = UNPUBLISHED)]
     pub gpu: Option<usize>,
+    /// The reason, in words.
+    #[schemars(description = UNPUBLISHED)]
     pub text: String,
+    /// The document or table the rule comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
 }
 
@@ -313,26 +359,54 @@ fn reason(
 /// How a build runs on the GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema_doc::unit_variants_as_enum)]
 pub enum Via {
+    /// Machine code for every GPU.
+    #[schemars(description = UNPUBLISHED)]
     Sass,
+    /// PTX JIT-compiled by the driver for at least one GPU.
+    #[schemars(description = UNPUBLISHED)]
     PtxJit,
 }
 
 /// One candidate build and the verdict on it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Candidate {
+    /// The PyTorch release (`2.9.1`).
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
+    /// The build variant (`cu128`, `cpu`, NVIDIA's `nv24.08` on Jetson).
+    #[schemars(description = UNPUBLISHED)]
     pub variant: String,
+    /// `linux-x86_64`, `linux-aarch64` or `jetson-jetpack-<version>`.
+    #[schemars(description = UNPUBLISHED)]
     pub platform: String,
+    /// Whether it runs on every machine given.
+    #[schemars(description = UNPUBLISHED)]
     pub runs: bool,
+    /// False when a fact or table row the verdict needs is unknown.
+    #[schemars(description = UNPUBLISHED)]
     pub certain: bool,
+    /// How it runs on the GPUs, when it runs.
+    #[schemars(description = UNPUBLISHED)]
     pub via: Option<Via>,
+    /// Every reason, the decisive one first.
+    #[schemars(description = UNPUBLISHED)]
     pub reasons: Vec<Reason>,
+    /// The pip index that serves it; `None` for a Jetson wheel NVIDIA
+    /// publishes only as a URL.
+    #[schemars(description = UNPUBLISHED)]
     pub index_url: Option<String>,
+    /// Whether plain `pip install torch` from PyPI gets this build.
+    #[schemars(description = UNPUBLISHED)]
     pub pypi_default: bool,
     /// How the build's GPU targets are known (`wheel_read`, `build_script`, …).
     pub known_from: KnownFrom,
+    /// Where the build's row comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
+    /// When the build's row was last checked (`YYYY-MM-DD`).
+    #[schemars(description = UNPUBLISHED)]
     pub as_of: String,
     #[serde(skip)]
     kind: Kind,
@@ -362,66 +436,128 @@ impl Candidate {
 /// The build to install.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Recommended {
+    /// The PyTorch release.
+    #[schemars(description = UNPUBLISHED)]
     pub version: String,
+    /// The build variant (`cu128`).
+    #[schemars(description = UNPUBLISHED)]
     pub variant: String,
+    /// The pip index that serves it.
+    #[schemars(description = UNPUBLISHED)]
     pub index_url: Option<String>,
+    /// The exact command that installs it (`pip install torch==… --index-url …`).
+    #[schemars(description = UNPUBLISHED)]
     pub command: String,
+    /// How it runs on the GPUs.
+    #[schemars(description = UNPUBLISHED)]
     pub via: Via,
+    /// False when the verdict rests on an unknown fact.
+    #[schemars(description = UNPUBLISHED)]
     pub certain: bool,
+    /// Whether plain `pip install torch` from PyPI gets this build.
+    #[schemars(description = UNPUBLISHED)]
     pub pypi_default: bool,
     /// The same install with uv, conda-forge, or a container on Jetson.
     pub alternatives: Vec<Alternative>,
+    /// Why this build, in words.
+    #[schemars(description = UNPUBLISHED)]
     pub why: String,
 }
 
 /// Another way to install the recommended build.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Alternative {
+    /// The installer or source (`uv`, `conda-forge`, `jetson-containers`).
+    #[schemars(description = UNPUBLISHED)]
     pub tool: String,
+    /// The command to run.
+    #[schemars(description = UNPUBLISHED)]
     pub command: String,
+    /// What to know about it.
+    #[schemars(description = UNPUBLISHED)]
     pub note: String,
 }
 
 /// The torch part of a plan.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TorchPlan {
+    /// The build to install; `None` when no CUDA build runs.
+    #[schemars(description = UNPUBLISHED)]
     pub recommended: Option<Recommended>,
+    /// Every build within the `--torch` spec, with its verdict.
+    #[schemars(description = UNPUBLISHED)]
     pub candidates: Vec<Candidate>,
 }
 
 /// The driver the GPUs should run for the recommended build.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DriverPlan {
+    /// The driver branch to install (`580`); `None` on Jetson (the driver
+    /// comes with L4T) or when no branch fits.
+    #[schemars(description = UNPUBLISHED)]
     pub branch: Option<u32>,
+    /// Whether a GPU here runs only with the open kernel modules (Blackwell,
+    /// Grace Hopper).
+    #[schemars(description = UNPUBLISHED)]
     pub open_modules_required: bool,
+    /// Why this branch, or why none.
+    #[schemars(description = UNPUBLISHED)]
     pub reason: String,
+    /// The document or table the rule comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
 }
 
 /// The CUDA toolkit to build extensions against the recommended build.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ToolkitPlan {
+    /// The CUDA toolkit version (`12.8`): the recommended build's CUDA;
+    /// `None` when no CUDA build is recommended.
+    #[schemars(description = UNPUBLISHED)]
     pub version: Option<String>,
+    /// Why, and what to compile for when the driver is older.
+    #[schemars(description = UNPUBLISHED)]
     pub reason: String,
 }
 
 /// An NGC container judged for the machines.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ContainerVerdict {
+    /// The image reference (`nvcr.io/nvidia/pytorch:25.01-py3`).
+    #[schemars(description = UNPUBLISHED)]
     pub image: String,
+    /// The CUDA release inside the image.
+    #[schemars(description = UNPUBLISHED)]
     pub cuda: String,
+    /// The driver that CUDA release ships with (the least that runs it
+    /// without forward compatibility).
+    #[schemars(description = UNPUBLISHED)]
     pub min_driver: Option<String>,
+    /// Whether it runs on every machine given.
+    #[schemars(description = UNPUBLISHED)]
     pub runs: bool,
+    /// Every reason, machine by machine.
+    #[schemars(description = UNPUBLISHED)]
     pub reasons: Vec<Reason>,
+    /// The NGC release notes it comes from.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
 }
 
 /// One GPU in the plan's `machine` view.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GpuView {
+    /// The GPU's name.
+    #[schemars(description = UNPUBLISHED)]
     pub name: String,
+    /// The compute capability.
+    #[schemars(description = UNPUBLISHED)]
     pub cc: ComputeCapability,
+    /// The product class.
+    #[schemars(description = UNPUBLISHED)]
     pub class: GpuClass,
+    /// Where it was learnt.
+    #[schemars(description = UNPUBLISHED)]
     pub source: String,
     /// The machine it is in (when several were given).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -431,32 +567,64 @@ pub struct GpuView {
 /// The machine as the plan saw it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MachineView {
+    /// `this machine`, `capture <dir>`, `described`, or `N machines` for the
+    /// merged view.
+    #[schemars(description = UNPUBLISHED)]
     pub label: String,
+    /// The GPUs (of every machine, in the merged view).
+    #[schemars(description = UNPUBLISHED)]
     pub gpus: Vec<GpuView>,
+    /// The driver's version, when installed and known.
+    #[schemars(description = UNPUBLISHED)]
     pub driver: Option<String>,
     /// `found`, `absent` (seen not to be installed) or `unknown`.
     pub driver_status: &'static str,
+    /// The highest CUDA the driver runs: observed, else worked out from its
+    /// branch (or JetPack).
+    #[schemars(description = UNPUBLISHED)]
     pub driver_cuda: Option<String>,
+    /// `x86_64` or `aarch64`, when known.
+    #[schemars(description = UNPUBLISHED)]
     pub arch: Option<&'static str>,
+    /// The Python version planned for (`3.12`), when known.
+    #[schemars(description = UNPUBLISHED)]
     pub python: Option<String>,
+    /// The JetPack release, on a Jetson.
+    #[schemars(description = UNPUBLISHED)]
     pub jetpack: Option<String>,
+    /// The L4T release, on a Jetson.
+    #[schemars(description = UNPUBLISHED)]
     pub l4t: Option<String>,
 }
 
 /// `gpukb plan`'s answer.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
+    /// [`SCHEMA_VERSION`].
+    #[schemars(description = UNPUBLISHED)]
     pub schema_version: u32,
+    /// The oldest as-of date of the table rows used (`YYYY-MM-DD`).
+    #[schemars(description = UNPUBLISHED)]
     pub as_of: String,
+    /// The machine planned for (several merged into one view).
+    #[schemars(description = UNPUBLISHED)]
     pub machine: MachineView,
     /// Each machine, when several were given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub machines: Vec<MachineView>,
     /// Facts about the input: newer than the tables, a bare driver branch, unknowns.
     pub notes: Vec<Reason>,
+    /// The PyTorch build to install, and every candidate judged.
+    #[schemars(description = UNPUBLISHED)]
     pub torch: TorchPlan,
+    /// The driver branch that goes with it.
+    #[schemars(description = UNPUBLISHED)]
     pub driver: DriverPlan,
+    /// The CUDA toolkit to build extensions with.
+    #[schemars(description = UNPUBLISHED)]
     pub toolkit: ToolkitPlan,
+    /// NGC PyTorch containers, each judged.
+    #[schemars(description = UNPUBLISHED)]
     pub containers: Vec<ContainerVerdict>,
 }
 
@@ -1346,125 +1514,175 @@ fn plan_toolkit(machines: &[MachineFacts], rec: Option<&Candidate>) -> ToolkitPl
     }
 }
 
+/// Judges one NGC container image against every machine: whether it runs,
+/// and why, in the order the checks are made.
 fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> ContainerVerdict {
     let mut reasons = Vec::new();
     let mut runs = true;
     let mut offset = 0;
     for m in machines {
-        if m.is_jetson() && m.jetpack_major().is_none_or(|j| j < 7) {
-            runs = false;
-            reasons.push(reason(Code::Platform, None, format!("{}: NGC's PyTorch images are x86_64/SBSA; JetPack < 7 needs the l4t-pytorch images", m.label), &c.source));
-        }
-        let min_cc = if c.cuda.major >= 13 {
-            ComputeCapability::new(7, 5)
-        } else {
-            ComputeCapability::new(5, 0)
-        };
-        if let Some(why) = m.jetson_newer_than_data() {
-            runs = false;
-            reasons.push(reason(
-                Code::NewerThanData,
-                None,
-                format!("{}: {why}", m.label),
-                SRC_JETSON,
-            ));
-        }
-        if m.gpus.is_empty() {
-            runs = false;
-            reasons.push(match &m.gpus_unknown {
-                Some(why) => reason(
-                    Code::Unknown,
-                    None,
-                    format!("{}: the GPUs are unknown ({why})", m.label),
-                    "machine facts",
-                ),
-                None => reason(
-                    Code::Arch,
-                    None,
-                    format!(
-                        "{}: no NVIDIA GPU: the image's CUDA has nothing to run on",
-                        m.label
-                    ),
-                    "machine facts",
-                ),
-            });
-        }
-        if let DriverFact::Absent(why) = &m.driver {
-            runs = false;
-            reasons.push(reason(
-                Code::Driver,
-                None,
-                format!(
-                    "{}: no NVIDIA driver ({why}): containers use the host's driver",
-                    m.label
-                ),
-                "NVIDIA Container Toolkit: the driver stays on the host",
-            ));
-        }
-        for (i, g) in m.gpus.iter().enumerate() {
-            if let DriverFact::Known { version, .. } = &m.driver {
-                let unsupported = compat::branch_supports_gpu(version.branch(), g.cc.pair())
-                    .err()
-                    .or_else(|| driver_predates_gpu(m, g));
-                if let Some(e) = unsupported {
-                    runs = false;
-                    reasons.push(reason(
-                        Code::Driver,
-                        Some(offset + i),
-                        format!("{}: {e}", g.name),
-                        "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
-                    ));
-                } else if let Some((why, source)) = driver_below_min_release(m, g) {
-                    runs = false;
-                    reasons.push(reason(Code::Driver, Some(offset + i), why, &source));
-                }
-            }
-            let first = compat::first_cuda_for_cc(g.cc.pair());
-            if first > c.cuda {
-                runs = false;
-                reasons.push(reason(
-                    Code::Arch,
-                    Some(offset + i),
-                    format!(
-                        "{} (CC {}) needs CUDA {first} or later; this image is CUDA {}",
-                        g.name, g.cc, c.cuda
-                    ),
-                    "compat-facts.md §1d (CUDA release notes)",
-                ));
-            } else if g.cc < min_cc {
-                runs = false;
-                reasons.push(reason(
-                    Code::Arch,
-                    Some(offset + i),
-                    format!(
-                        "{} (CC {}): CUDA {} no longer targets it",
-                        g.name, g.cc, c.cuda
-                    ),
-                    "CUDA 13.2 Update 2 release notes §2.6; compat-facts.md §1d",
-                ));
-            }
-        }
+        runs &= container_machine_reasons(c, m, &mut reasons);
+        runs &= container_gpu_reasons(c, m, offset, &mut reasons);
         offset += m.gpus.len();
         if m.is_jetson() {
             continue;
         }
-        match m.effective_driver_cuda() {
-            EffectiveCuda::Known(d) if d >= c.cuda => reasons.push(reason(
+        let (r, ok) = container_driver_cuda_reason(c, m);
+        runs &= ok;
+        reasons.push(r);
+    }
+    drop_single_machine_label(machines, &mut reasons);
+    ContainerVerdict {
+        image: c.image.clone(),
+        cuda: c.cuda.to_string(),
+        min_driver: compat::toolkit_driver(c.cuda).map(str::to_string),
+        runs,
+        reasons,
+        source: c.source.clone(),
+    }
+}
+
+/// The machine-wide reasons an image cannot run on `m` (platform, data age,
+/// no GPU, no driver), pushed onto `reasons`; false when any applies.
+fn container_machine_reasons(
+    c: &builds::Container,
+    m: &MachineFacts,
+    reasons: &mut Vec<Reason>,
+) -> bool {
+    let mut runs = true;
+    if m.is_jetson() && m.jetpack_major().is_none_or(|j| j < 7) {
+        runs = false;
+        reasons.push(reason(Code::Platform, None, format!("{}: NGC's PyTorch images are x86_64/SBSA; JetPack < 7 needs the l4t-pytorch images", m.label), &c.source));
+    }
+    if let Some(why) = m.jetson_newer_than_data() {
+        runs = false;
+        reasons.push(reason(
+            Code::NewerThanData,
+            None,
+            format!("{}: {why}", m.label),
+            SRC_JETSON,
+        ));
+    }
+    if m.gpus.is_empty() {
+        runs = false;
+        reasons.push(match &m.gpus_unknown {
+            Some(why) => reason(
+                Code::Unknown,
+                None,
+                format!("{}: the GPUs are unknown ({why})", m.label),
+                "machine facts",
+            ),
+            None => reason(
+                Code::Arch,
+                None,
+                format!(
+                    "{}: no NVIDIA GPU: the image's CUDA has nothing to run on",
+                    m.label
+                ),
+                "machine facts",
+            ),
+        });
+    }
+    if let DriverFact::Absent(why) = &m.driver {
+        runs = false;
+        reasons.push(reason(
+            Code::Driver,
+            None,
+            format!(
+                "{}: no NVIDIA driver ({why}): containers use the host's driver",
+                m.label
+            ),
+            "NVIDIA Container Toolkit: the driver stays on the host",
+        ));
+    }
+    runs
+}
+
+/// The per-GPU reasons an image cannot run on `m` (the driver does not drive
+/// the GPU, the image's CUDA is too old for it or no longer targets it),
+/// numbered from `offset` across machines; false when any applies.
+fn container_gpu_reasons(
+    c: &builds::Container,
+    m: &MachineFacts,
+    offset: usize,
+    reasons: &mut Vec<Reason>,
+) -> bool {
+    let min_cc = if c.cuda.major >= 13 {
+        ComputeCapability::new(7, 5)
+    } else {
+        ComputeCapability::new(5, 0)
+    };
+    let mut runs = true;
+    for (i, g) in m.gpus.iter().enumerate() {
+        if let DriverFact::Known { version, .. } = &m.driver {
+            let unsupported = compat::branch_supports_gpu(version.branch(), g.cc.pair())
+                .err()
+                .or_else(|| driver_predates_gpu(m, g));
+            if let Some(e) = unsupported {
+                runs = false;
+                reasons.push(reason(
+                    Code::Driver,
+                    Some(offset + i),
+                    format!("{}: {e}", g.name),
+                    "NVIDIA legacy GPU list; compat-facts.md §1c/§1d",
+                ));
+            } else if let Some((why, source)) = driver_below_min_release(m, g) {
+                runs = false;
+                reasons.push(reason(Code::Driver, Some(offset + i), why, &source));
+            }
+        }
+        let first = compat::first_cuda_for_cc(g.cc.pair());
+        if first > c.cuda {
+            runs = false;
+            reasons.push(reason(
+                Code::Arch,
+                Some(offset + i),
+                format!(
+                    "{} (CC {}) needs CUDA {first} or later; this image is CUDA {}",
+                    g.name, g.cc, c.cuda
+                ),
+                "compat-facts.md §1d (CUDA release notes)",
+            ));
+        } else if g.cc < min_cc {
+            runs = false;
+            reasons.push(reason(
+                Code::Arch,
+                Some(offset + i),
+                format!(
+                    "{} (CC {}): CUDA {} no longer targets it",
+                    g.name, g.cc, c.cuda
+                ),
+                "CUDA 13.2 Update 2 release notes §2.6; compat-facts.md §1d",
+            ));
+        }
+    }
+    runs
+}
+
+/// Whether the driver of a (non-Jetson) machine runs the image's CUDA,
+/// directly or through the container's forward-compatibility libraries: the
+/// one reason that says so, and false when it does not.
+fn container_driver_cuda_reason(c: &builds::Container, m: &MachineFacts) -> (Reason, bool) {
+    match m.effective_driver_cuda() {
+        EffectiveCuda::Known(d) if d >= c.cuda => (
+            reason(
                 Code::Ok,
                 None,
                 format!("{}: the driver runs CUDA {d} >= {}", m.label, c.cuda),
                 SRC_BRANCH,
-            )),
-            EffectiveCuda::Known(d) => {
-                let fwd = !m.gpus.is_empty()
-                    && m.gpus
-                        .iter()
-                        .all(|g| g.class.forward_compat() == Some(true));
-                if fwd {
-                    reasons.push(reason(Code::ForwardCompat, None, format!("{}: driver CUDA {d} < {}: runs through the container's forward-compatibility libraries (datacenter GPUs)", m.label, c.cuda), SRC_FWD));
-                } else {
-                    runs = false;
-                    reasons.push(reason(
+            ),
+            true,
+        ),
+        EffectiveCuda::Known(d) => {
+            let fwd = !m.gpus.is_empty()
+                && m.gpus
+                    .iter()
+                    .all(|g| g.class.forward_compat() == Some(true));
+            if fwd {
+                (reason(Code::ForwardCompat, None, format!("{}: driver CUDA {d} < {}: runs through the container's forward-compatibility libraries (datacenter GPUs)", m.label, c.cuda), SRC_FWD), true)
+            } else {
+                (
+                    reason(
                         Code::Driver,
                         None,
                         format!(
@@ -1474,38 +1692,42 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
                             compat::toolkit_driver(c.cuda).unwrap_or("?")
                         ),
                         &c.source,
-                    ));
-                }
+                    ),
+                    false,
+                )
             }
-            EffectiveCuda::NewerThanData(_) => reasons.push(reason(
+        }
+        EffectiveCuda::NewerThanData(_) => (
+            reason(
                 Code::NewerThanData,
                 None,
                 format!("{}: the driver is newer than my tables", m.label),
                 SRC_BRANCH,
-            )),
-            EffectiveCuda::Unknown => reasons.push(reason(
+            ),
+            true,
+        ),
+        EffectiveCuda::Unknown => (
+            reason(
                 Code::Unknown,
                 None,
                 format!("{}: the driver is unknown", m.label),
                 SRC_BRANCH,
-            )),
-        }
+            ),
+            true,
+        ),
     }
+}
+
+/// With one machine, its `label: ` prefix says nothing: drop it from the
+/// reasons' text.
+fn drop_single_machine_label(machines: &[MachineFacts], reasons: &mut [Reason]) {
     if let [m] = machines {
         let prefix = format!("{}: ", m.label);
-        for r in &mut reasons {
+        for r in reasons {
             if let Some(t) = r.text.strip_prefix(&prefix) {
                 r.text = t.to_string();
             }
         }
-    }
-    ContainerVerdict {
-        image: c.image.clone(),
-        cuda: c.cuda.to_string(),
-        min_driver: compat::toolkit_driver(c.cuda).map(str::to_string),
-        runs,
-        reasons,
-        source: c.source.clone(),
     }
 }
 
@@ -1735,18 +1957,26 @@ pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Support {
+    /// Machine code for the family.
     Sass,
+    /// Runs by JIT-compiling the build's PTX.
     PtxJit,
+    /// Does not run.
     No,
 }
 
 /// One row of a build's support table.
 #[derive(Debug, Clone, Serialize)]
 pub struct SupportRow {
+    /// The architecture (`Hopper`).
     pub family: String,
+    /// The compute capability.
     pub cc: ComputeCapability,
+    /// How the build covers it.
     pub support: Support,
+    /// The least driver release it runs with there; `None` when it does not run.
     pub min_driver: Option<String>,
+    /// Up to three GPUs of that CC, by name.
     pub examples: Vec<String>,
 }
 

@@ -13,14 +13,23 @@ pub const SCHEMA1_INIT_SKIPPED: &str = "not called (--quick)";
 /// Why a fingerprint file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The bytes are not JSON; the parser's message.
     #[error("not JSON: {0}")]
     Json(String),
+    /// JSON without a top-level `schema` number.
     #[error("not a gpukb fingerprint (no \"schema\" number)")]
     NoSchema,
+    /// Written by a newer gpukb, in this schema number.
     #[error("fingerprint schema {0} is newer than this gpukb reads (1 to {SCHEMA_VERSION}): upgrade gpukb")]
     TooNew(u64),
+    /// The document does not fit its schema.
     #[error("fingerprint schema {schema}: {message}")]
-    Invalid { schema: u64, message: String },
+    Invalid {
+        /// The schema number the file declares.
+        schema: u64,
+        /// What does not fit, as the deserialiser says.
+        message: String,
+    },
 }
 
 /// Parses a fingerprint file's bytes (schema 1 or 2).

@@ -1,13 +1,14 @@
 //! The driver-branch policy the planner shares: which branch to install for a
 //! set of GPUs and a CUDA version (rules in [`crate::compat`]), and the as-of
-//! date of the torch build table. The torch build to install is the
-//! planner's ([`crate::plan`]) for the machine a fingerprint describes
-//! ([`crate::machine`]), for `gpukb plan` and the doctor alike.
+//! date of the torch build table. It sits below the planner (`plan`) and the
+//! driver table (`driver_choice`), which both build on it; the torch build to
+//! install is the planner's, for `gpukb plan` and the doctor alike.
 
 use crate::compat;
 use crate::version::{ComputeCapability, CudaVersion};
 
-/// As-of date of the torch build table ([`crate::builds`]).
+/// As-of date of the torch build table (`data/torch_builds.csv`, parsed by
+/// [`crate::builds`]): ISO 8601 `YYYY-MM-DD`.
 pub const TORCH_BUILDS_AS_OF: &str = "2026-12-01";
 
 /// The branch proposed when nothing needs a newer one (as of

@@ -3,6 +3,7 @@
 //! summary the fingerprint stores. The fatbin reader lives in the agent;
 //! these are the types it produces and the compatibility engine reads.
 
+use crate::schema_doc::UNPUBLISHED;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -45,9 +46,17 @@ pub enum ImageKind {
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema_doc::unit_variants_as_enum)]
 pub enum ArchVariant {
+    /// `sm_90`: runs on its own and (SASS) later minors of the major, or (PTX)
+    /// any later GPU.
+    #[schemars(description = UNPUBLISHED)]
     Plain,
+    /// `sm_90a`: uses arch-specific features; runs only on that exact CC.
+    #[schemars(description = UNPUBLISHED)]
     A,
+    /// `sm_100f`: family-specific; runs on the CCs of its family.
+    #[schemars(description = UNPUBLISHED)]
     F,
 }
 
@@ -66,12 +75,18 @@ pub enum ArchVariant {
     schemars::JsonSchema,
 )]
 pub struct FatbinImage {
+    /// SASS, PTX or something else.
+    #[schemars(description = UNPUBLISHED)]
     pub kind: ImageKind,
     /// SM number: 90 for sm_90, 100 for sm_100.
     pub arch: u32,
+    /// Plain, arch-specific (`a`) or family-specific (`f`).
+    #[schemars(description = UNPUBLISHED)]
     pub variant: ArchVariant,
     /// PTX ISA version for PTX, cubin ABI version for SASS.
     pub version: (u16, u16),
+    /// Whether the image is stored compressed in the fatbin.
+    #[schemars(description = UNPUBLISHED)]
     pub compressed: bool,
 }
 
@@ -94,8 +109,13 @@ impl FatbinImage {
 /// One distinct target in a fatbin and how many images carry it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FatbinTarget {
+    /// The images' common header (kind, arch, variant, version); `compressed`
+    /// is always false here.
     #[serde(flatten)]
+    #[schemars(description = UNPUBLISHED)]
     pub image: FatbinImage,
+    /// How many images in the file carry this target.
+    #[schemars(description = UNPUBLISHED)]
     pub count: u32,
 }
 

@@ -60,11 +60,14 @@ macro_rules! string_serde {
 /// A GPU's compute capability, e.g. 8.9 (RTX 4090), 9.0 (H100/H200), 12.0 (RTX 5090).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComputeCapability {
+    /// The major number: the architecture generation (9 for Hopper).
     pub major: u32,
+    /// The minor number: the variant within it (0 to 9).
     pub minor: u32,
 }
 
 impl ComputeCapability {
+    /// `major.minor`.
     pub const fn new(major: u32, minor: u32) -> Self {
         ComputeCapability { major, minor }
     }
@@ -111,11 +114,14 @@ string_serde!(ComputeCapability);
 /// is said by the field that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CudaVersion {
+    /// The major release (13 of 13.0).
     pub major: u32,
+    /// The minor release (8 of 12.8).
     pub minor: u32,
 }
 
 impl CudaVersion {
+    /// `major.minor`.
     pub const fn new(major: u32, minor: u32) -> Self {
         CudaVersion { major, minor }
     }

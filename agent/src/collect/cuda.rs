@@ -66,7 +66,7 @@ pub(super) fn collect(host: &Host, deadline: Duration, init: bool) -> Observed<C
 }
 
 /// The exact CUresult name, e.g. `CUDA_ERROR_NO_DEVICE`.
-pub fn result_name(r: CUresult) -> String {
+pub(super) fn result_name(r: CUresult) -> String {
     format!("{r:?}")
 }
 
@@ -83,7 +83,7 @@ fn check(call: &str, r: CUresult) -> Result<(), HostError> {
 
 /// What a capture's `cuda` answer (and a schema-1 fingerprint) holds in
 /// `init` when cuInit was skipped: one definition, in the fact model's reader.
-pub use gpukb_facts::read::SCHEMA1_INIT_SKIPPED as INIT_SKIPPED;
+pub(super) use gpukb_facts::read::SCHEMA1_INIT_SKIPPED as INIT_SKIPPED;
 
 fn live(init: bool) -> Result<Option<CudaAnswer>, HostError> {
     // SAFETY: only asks whether the library can be dlopen'ed.

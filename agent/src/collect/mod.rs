@@ -70,7 +70,7 @@ pub(crate) struct Context {
 impl Context {
     /// Runs `f` and records how long it took as `what` (a part of a section, for
     /// `gpukb fingerprint --timings`).
-    pub fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
         let (v, t) = Timing::of(format!("  {what}"), f);
         self.timings
             .lock()
@@ -82,7 +82,7 @@ impl Context {
     /// The loader model's target and environment for this machine, read once:
     /// its glibc, CPU, layout, `LD_*` variables and `/etc/ld.so.preload`; the
     /// working directory is gpukb's own on the live machine, `/` otherwise.
-    pub fn loader(&self) -> &(crate::loader::Target, crate::loader::Environment) {
+    pub(crate) fn loader(&self) -> &(crate::loader::Target, crate::loader::Environment) {
         self.loader.get_or_init(|| {
             let glibc = system::glibc(self)
                 .value()
@@ -104,7 +104,7 @@ impl Context {
     }
 
     /// `/etc/ld.so.cache`, parsed once.
-    pub fn ld_cache(&self) -> &Result<Option<Vec<CacheEntry>>, HostError> {
+    pub(crate) fn ld_cache(&self) -> &Result<Option<Vec<CacheEntry>>, HostError> {
         self.ld_cache.get_or_init(|| {
             let path = "/etc/ld.so.cache";
             match self.host.read(path)? {
@@ -249,10 +249,27 @@ fn nvml_or_skip(host: &Host, deadline: Duration, call_nvml: bool) -> Observed<Nv
     }
 }
 
+/// A source's answer, being observed on its own thread under its deadline.
+type Handle<T> = std::thread::JoinHandle<Result<T, HostError>>;
+
 /// NVML's section: observed by the caller before, or being observed on its thread.
 enum Nvml {
     Given(Observed<NvmlFacts>),
-    Asked(std::thread::JoinHandle<Result<Observed<NvmlFacts>, HostError>>),
+    Asked(Handle<Observed<NvmlFacts>>),
+}
+
+/// Every source, started by [`start_sources`] and not yet joined.
+struct Started {
+    sys: Handle<HostFacts>,
+    drv: Handle<DriverFacts>,
+    nvml: Nvml,
+    cuda: Handle<Observed<CudaFacts>>,
+    libs: Handle<LibraryFacts>,
+    py: Handle<(Vec<PythonEnv>, Vec<LibraryFile>)>,
+    jetson: Handle<Observed<gpukb_jetson::JetsonReport>>,
+    pci: Handle<Observed<Vec<PciDevice>>>,
+    klog: Handle<Observed<KernelLog>>,
+    platform: Handle<PlatformFacts>,
 }
 
 /// Every source on its own thread under its deadline; NVML's answer is taken
@@ -269,55 +286,77 @@ fn observe_all(
         loader: OnceLock::new(),
         timings: Default::default(),
     });
-    let d = deadlines.clone();
-    let h_sys = spawn(&ctx, "host facts", d.files, system::collect);
-    let h_drv = spawn(&ctx, "driver files", d.files, driver::collect_files);
-    let h_nvml = match nvml {
+    let started = start_sources(&ctx, deadlines, nvml);
+    let fp = join_sources(&ctx, deadlines, started);
+    (fp, timings_with_total(&ctx, t0))
+}
+
+/// Starts every source on its own thread under its deadline (NVML only when
+/// the caller did not observe it already).
+fn start_sources(ctx: &Arc<Context>, d: &Settings, nvml: Option<Observed<NvmlFacts>>) -> Started {
+    let sys = spawn(ctx, "host facts", d.files, system::collect);
+    let drv = spawn(ctx, "driver files", d.files, driver::collect_files);
+    let nvml = match nvml {
         Some(given) => Nvml::Given(given),
         None => {
             let host = ctx.host.clone();
             let (dl, call_nvml) = (d.nvml, d.nvml_api);
             Nvml::Asked(spawn(
-                &ctx,
+                ctx,
                 "NVML",
                 d.nvml + Duration::from_secs(1),
                 move |_| nvml_or_skip(&host, dl, call_nvml),
             ))
         }
     };
-    let h_cuda = {
-        let host = ctx.host.clone();
-        let dl = d.cuda;
-        let init = d.cuda_init;
-        let call_api = d.cuda_api;
-        spawn(
-            &ctx,
-            "CUDA driver API",
-            d.cuda + Duration::from_secs(1),
-            move |_| {
-                if call_api {
-                    cuda::collect(&host, dl, init)
-                } else {
-                    Observed::unobservable(
-                        Source::CudaDriver {
-                            call: "cuInit".into(),
-                        },
-                        "the CUDA driver API was not loaded (cheap facts only; `gpukb doctor` loads it)",
-                    )
-                }
-            },
-        )
-    };
-    let h_libs = spawn(&ctx, "CUDA libraries", d.files, libraries::collect);
-    let h_py = spawn(&ctx, "Python environments", d.files, python::collect);
-    let h_jetson = spawn(&ctx, "Jetson files", d.files, jetson::collect);
-    let h_pci = spawn(&ctx, "PCI devices", d.files, pci::collect);
-    let h_klog = spawn(&ctx, "kernel log", d.files, kernel_log::collect);
-    let h_platform = spawn(&ctx, "platform files", d.files, platform::collect);
+    let cuda = spawn_cuda(ctx, d);
+    Started {
+        sys,
+        drv,
+        nvml,
+        cuda,
+        libs: spawn(ctx, "CUDA libraries", d.files, libraries::collect),
+        py: spawn(ctx, "Python environments", d.files, python::collect),
+        jetson: spawn(ctx, "Jetson files", d.files, jetson::collect),
+        pci: spawn(ctx, "PCI devices", d.files, pci::collect),
+        klog: spawn(ctx, "kernel log", d.files, kernel_log::collect),
+        platform: spawn(ctx, "platform files", d.files, platform::collect),
+    }
+}
 
-    let timed_out = |what: &str, e: HostError| format!("{what}: {e}");
-    let host_facts = join(h_sys, |e| system::failed(&e));
-    let nvml = match h_nvml {
+/// Starts the CUDA driver API source, or answers unobservable at once on its
+/// thread when `cuda_api` is off.
+fn spawn_cuda(ctx: &Arc<Context>, d: &Settings) -> Handle<Observed<CudaFacts>> {
+    let host = ctx.host.clone();
+    let dl = d.cuda;
+    let init = d.cuda_init;
+    let call_api = d.cuda_api;
+    spawn(
+        ctx,
+        "CUDA driver API",
+        d.cuda + Duration::from_secs(1),
+        move |_| {
+            if call_api {
+                cuda::collect(&host, dl, init)
+            } else {
+                Observed::unobservable(
+                    Source::CudaDriver {
+                        call: "cuInit".into(),
+                    },
+                    "the CUDA driver API was not loaded (cheap facts only; `gpukb doctor` loads it)",
+                )
+            }
+        },
+    )
+}
+
+/// Waits for every source (a failed or timed-out one becomes its section's
+/// failure), reconciles what one source needs from another (driver fallbacks
+/// from NVML, wheel libraries, the process's libcuda) and assembles the
+/// fingerprint.
+fn join_sources(ctx: &Context, d: &Settings, s: Started) -> Fingerprint {
+    let host_facts = join(s.sys, |e| system::failed(&e));
+    let nvml = match s.nvml {
         Nvml::Given(n) => n,
         Nvml::Asked(h) => join(h, |e| {
             observed_error(
@@ -328,7 +367,7 @@ fn observe_all(
             )
         }),
     };
-    let cuda = join(h_cuda, |e| {
+    let mut cuda = join(s.cuda, |e| {
         observed_error(
             Source::CudaDriver {
                 call: "cuInit".into(),
@@ -336,20 +375,17 @@ fn observe_all(
             e,
         )
     });
-    let mut drv = join(h_drv, |e| driver::failed(&e));
-    driver::fill_fallbacks(&ctx, &mut drv, &nvml);
-    let libraries = join(h_libs, |e| LibraryFacts {
+    let mut drv = join(s.drv, |e| driver::failed(&e));
+    driver::fill_fallbacks(ctx, &mut drv, &nvml);
+    let libraries = join(s.libs, |e| LibraryFacts {
         files: vec![],
         toolkits: vec![],
         conflicts: vec![],
-        problems: vec![timed_out("library search", e)],
+        problems: vec![format!("library search: {e}")],
     });
-    let (python, wheel_libs) = join(h_py, |_| (Vec::new(), Vec::new()));
-    let mut libraries = libraries;
-    libraries.files.extend(wheel_libs);
-    libraries.files = libraries::dedupe(std::mem::take(&mut libraries.files));
-    libraries.conflicts = libraries::conflicts(&libraries.files);
-    let jetson = join(h_jetson, |e| {
+    let (python, wheel_libs) = join(s.py, |_| (Vec::new(), Vec::new()));
+    let libraries = with_wheel_libraries(libraries, wheel_libs);
+    let jetson = join(s.jetson, |e| {
         Observed::failed(
             Source::Derived {
                 from: "Jetson files".into(),
@@ -357,7 +393,7 @@ fn observe_all(
             e,
         )
     });
-    let pci = join(h_pci, |e| {
+    let pci = join(s.pci, |e| {
         observed_error(
             Source::Listing {
                 path: "/sys/bus/pci/devices".into(),
@@ -365,28 +401,16 @@ fn observe_all(
             e,
         )
     });
-    let kernel_log = join(h_klog, |e| observed_error(Source::file("/dev/kmsg"), e));
-    let platform = join(h_platform, |e| PlatformFacts {
+    let kernel_log = join(s.klog, |e| observed_error(Source::file("/dev/kmsg"), e));
+    let platform = join(s.platform, |e| PlatformFacts {
         wsl: Observed::failed(Source::file("/proc/sys/kernel/osrelease"), &e),
         driver_mounts: Observed::failed(Source::file("/proc/self/mountinfo"), e),
     });
-    let mut cuda = cuda;
     if d.cuda_api {
         let lib = process_libcuda(&python, &drv);
         cuda_process::fill(&ctx.host, d.cuda, &mut cuda, lib);
     }
-    let env = ctx
-        .host
-        .env()
-        .all()
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "HOME" | "PATH" | "PYTHONPATH"))
-        .map(|(k, v)| EnvVar {
-            name: k.clone(),
-            value: v.clone(),
-        })
-        .collect();
-    let fp = Fingerprint {
+    Fingerprint {
         schema: SCHEMA_VERSION,
         host: host_facts,
         driver: drv,
@@ -395,11 +419,39 @@ fn observe_all(
         libraries,
         python,
         jetson,
-        env,
+        env: observed_env(&ctx.host),
         pci,
         kernel_log,
         platform,
-    };
+    }
+}
+
+/// The library search's files with the Python wheels' libraries added,
+/// deduplicated, and the conflicts among them found again.
+fn with_wheel_libraries(mut libraries: LibraryFacts, wheel_libs: Vec<LibraryFile>) -> LibraryFacts {
+    libraries.files.extend(wheel_libs);
+    libraries.files = libraries::dedupe(std::mem::take(&mut libraries.files));
+    libraries.conflicts = libraries::conflicts(&libraries.files);
+    libraries
+}
+
+/// The registered environment variables that are set, for the fingerprint's
+/// `env` (`HOME`, `PATH` and `PYTHONPATH` are read only to find things, not kept).
+fn observed_env(host: &Host) -> Vec<EnvVar> {
+    host.env()
+        .all()
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "HOME" | "PATH" | "PYTHONPATH"))
+        .map(|(k, v)| EnvVar {
+            name: k.clone(),
+            value: v.clone(),
+        })
+        .collect()
+}
+
+/// Each source's timing, in the order they finished, then the whole
+/// observation's wall time since `t0` as `total`.
+fn timings_with_total(ctx: &Context, t0: std::time::Instant) -> Vec<Timing> {
     let mut timings = ctx
         .timings
         .lock()
@@ -410,7 +462,7 @@ fn observe_all(
         wall: t0.elapsed(),
         cpu: None,
     });
-    (fp, timings)
+    timings
 }
 
 /// The real path of the `libcuda.so.1` the user's process loads: the first torch

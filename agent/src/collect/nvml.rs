@@ -8,7 +8,7 @@ use gpukb_facts::{ComputeCapability, CudaVersion};
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, RetirementCause};
 use nvml_wrapper::error::NvmlError;
-use nvml_wrapper::Nvml;
+use nvml_wrapper::{Device, Nvml};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -106,6 +106,8 @@ fn live() -> Result<Option<NvmlFacts>, HostError> {
     }))
 }
 
+/// Every NVML fact of GPU `index`; a call that fails (other than
+/// `NVML_ERROR_NOT_SUPPORTED`) is listed in `unavailable`, in the order asked.
 fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
     let mut g = NvmlGpu {
         index,
@@ -119,144 +121,168 @@ fn gpu(nvml: &Nvml, index: u32) -> NvmlGpu {
             return g;
         }
     };
-    let mut unavailable = Vec::new();
-    let mut miss = |call: &str, e: NvmlError| {
-        if !matches!(e, NvmlError::NotSupported) {
-            unavailable.push(format!("{call}: {}", describe(e)));
-        }
-    };
-    macro_rules! get {
-        ($call:expr, $e:expr) => {
-            match $e {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    miss($call, e);
-                    None
+    let mut m = Misses::default();
+    read_identity(&d, &mut m, &mut g);
+    read_pcie_link(&d, &mut m, &mut g);
+    read_memory_health(&d, &mut m, &mut g);
+    read_mig(&d, &mut m, &mut g);
+    g.persistence_mode = m.get("nvmlDeviceGetPersistenceMode", d.is_in_persistent_mode());
+    read_sensors(&d, &mut m, &mut g);
+    g.remapped_rows = read_remapped_rows(nvml, &d, &mut m);
+    g.unavailable = m.unavailable;
+    g
+}
+
+/// The NVML calls that failed for one GPU, as `call: NVML_ERROR_…` lines;
+/// `NVML_ERROR_NOT_SUPPORTED` is no failure and is left out.
+#[derive(Default)]
+struct Misses {
+    unavailable: Vec<String>,
+}
+
+impl Misses {
+    /// The call's answer, or `None` with the failure noted.
+    fn get<T>(&mut self, call: &str, r: Result<T, NvmlError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                if !matches!(e, NvmlError::NotSupported) {
+                    self.unavailable.push(format!("{call}: {}", describe(e)));
                 }
+                None
             }
-        };
+        }
     }
-    let name = get!("nvmlDeviceGetName", d.name()).unwrap_or_default();
-    let uuid = get!("nvmlDeviceGetUUID", d.uuid()).unwrap_or_default();
-    let cc = get!(
-        "nvmlDeviceGetCudaComputeCapability",
-        d.cuda_compute_capability()
-    )
-    .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32));
-    let mem = get!("nvmlDeviceGetMemoryInfo", d.memory_info()).map(|m| m.total >> 20);
-    let bus = get!("nvmlDeviceGetPciInfo", d.pci_info()).map(|p| p.bus_id);
-    let gen_cur = get!(
-        "nvmlDeviceGetCurrPcieLinkGeneration",
-        d.current_pcie_link_gen()
-    );
-    let gen_max = get!("nvmlDeviceGetMaxPcieLinkGeneration", d.max_pcie_link_gen());
-    let w_cur = get!(
-        "nvmlDeviceGetCurrPcieLinkWidth",
-        d.current_pcie_link_width()
-    );
-    let w_max = get!("nvmlDeviceGetMaxPcieLinkWidth", d.max_pcie_link_width());
-    let ecc = get!("nvmlDeviceGetEccMode", d.is_ecc_enabled()).map(|e| e.currently_enabled);
-    let (unc, corr) = if ecc == Some(true) {
-        (
-            get!(
-                "nvmlDeviceGetTotalEccErrors",
-                d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate)
-            ),
-            get!(
-                "nvmlDeviceGetTotalEccErrors",
-                d.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate)
-            ),
+}
+
+/// Name, UUID, compute capability, total memory (MiB) and PCI bus id.
+fn read_identity(d: &Device, m: &mut Misses, g: &mut NvmlGpu) {
+    g.name = m.get("nvmlDeviceGetName", d.name()).unwrap_or_default();
+    g.uuid = m.get("nvmlDeviceGetUUID", d.uuid()).unwrap_or_default();
+    g.compute_capability = m
+        .get(
+            "nvmlDeviceGetCudaComputeCapability",
+            d.cuda_compute_capability(),
         )
-    } else {
-        (None, None)
-    };
-    let retired = get!(
-        "nvmlDeviceGetRetiredPages",
-        d.retired_pages(RetirementCause::DoubleBitEccError)
-    )
-    .map(|p| p.len() as u32);
-    let pending = get!(
-        "nvmlDeviceGetRetiredPagesPendingStatus",
-        d.are_pages_pending_retired()
+        .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32));
+    g.memory_total_mib = m
+        .get("nvmlDeviceGetMemoryInfo", d.memory_info())
+        .map(|i| i.total >> 20);
+    g.pci_bus_id = m
+        .get("nvmlDeviceGetPciInfo", d.pci_info())
+        .map(|p| p.bus_id);
+}
+
+/// The PCIe link's current and maximum generation and width.
+fn read_pcie_link(d: &Device, m: &mut Misses, g: &mut NvmlGpu) {
+    g.pcie_gen_current = m.get(
+        "nvmlDeviceGetCurrPcieLinkGeneration",
+        d.current_pcie_link_gen(),
     );
-    let mig = get!("nvmlDeviceGetMigMode", d.mig_mode()).map(|m| m.current == 1);
-    // MIG devices (compute instances) that exist: handles that resolve below the maximum.
-    let mig_instances = match mig {
-        Some(true) => get!("nvmlDeviceGetMaxMigDeviceCount", d.mig_device_count()).map(|max| {
-            (0..max)
-                .filter(|i| d.mig_device_by_index(*i).is_ok())
-                .count() as u32
-        }),
+    g.pcie_gen_max = m.get("nvmlDeviceGetMaxPcieLinkGeneration", d.max_pcie_link_gen());
+    g.pcie_width_current = m.get(
+        "nvmlDeviceGetCurrPcieLinkWidth",
+        d.current_pcie_link_width(),
+    );
+    g.pcie_width_max = m.get("nvmlDeviceGetMaxPcieLinkWidth", d.max_pcie_link_width());
+}
+
+/// ECC mode and, when it is on, the aggregate error counts; retired pages.
+fn read_memory_health(d: &Device, m: &mut Misses, g: &mut NvmlGpu) {
+    g.ecc_enabled = m
+        .get("nvmlDeviceGetEccMode", d.is_ecc_enabled())
+        .map(|e| e.currently_enabled);
+    if g.ecc_enabled == Some(true) {
+        g.ecc_uncorrected_aggregate = m.get(
+            "nvmlDeviceGetTotalEccErrors",
+            d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate),
+        );
+        g.ecc_corrected_aggregate = m.get(
+            "nvmlDeviceGetTotalEccErrors",
+            d.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate),
+        );
+    }
+    g.retired_pages_double_bit = m
+        .get(
+            "nvmlDeviceGetRetiredPages",
+            d.retired_pages(RetirementCause::DoubleBitEccError),
+        )
+        .map(|p| p.len() as u32);
+    g.retired_pages_pending = m.get(
+        "nvmlDeviceGetRetiredPagesPendingStatus",
+        d.are_pages_pending_retired(),
+    );
+}
+
+/// MIG mode and, when it is on, how many MIG devices (compute instances)
+/// exist: handles that resolve below the maximum.
+fn read_mig(d: &Device, m: &mut Misses, g: &mut NvmlGpu) {
+    g.mig_enabled = m
+        .get("nvmlDeviceGetMigMode", d.mig_mode())
+        .map(|mode| mode.current == 1);
+    g.mig_instances = match g.mig_enabled {
+        Some(true) => m
+            .get("nvmlDeviceGetMaxMigDeviceCount", d.mig_device_count())
+            .map(|max| {
+                (0..max)
+                    .filter(|i| d.mig_device_by_index(*i).is_ok())
+                    .count() as u32
+            }),
         _ => None,
     };
-    let persistence = get!("nvmlDeviceGetPersistenceMode", d.is_in_persistent_mode());
-    // Successor functions with a fallback to the deprecated ones; the answer
-    // names the function that gave it.
+}
+
+/// Temperature (°C), power draw and enforced limit (W) and throttle reasons.
+/// Successor functions fall back to the deprecated ones; `answered_by` names
+/// the function that gave each answer.
+fn read_sensors(d: &Device, m: &mut Misses, g: &mut NvmlGpu) {
     let mut answered_by = BTreeMap::new();
-    let t = nvml_successors::gpu_temperature(&d);
+    let t = nvml_successors::gpu_temperature(d);
     if t.value.is_ok() {
         answered_by.insert("temperature_c".to_string(), t.call.to_string());
     }
     // The successor's `int`: a reading below 0 °C is recorded as 0.
-    let temp = get!(t.call, t.value).map(|c| u32::try_from(c).unwrap_or(0));
-    let power = get!("nvmlDeviceGetPowerUsage", d.power_usage()).map(|mw| mw as f64 / 1000.0);
-    let limit = get!("nvmlDeviceGetEnforcedPowerLimit", d.enforced_power_limit())
+    g.temperature_c = m
+        .get(t.call, t.value)
+        .map(|c| u32::try_from(c).unwrap_or(0));
+    g.power_w = m
+        .get("nvmlDeviceGetPowerUsage", d.power_usage())
         .map(|mw| mw as f64 / 1000.0);
-    let reasons = nvml_successors::clocks_event_reasons(&d);
+    g.power_limit_w = m
+        .get("nvmlDeviceGetEnforcedPowerLimit", d.enforced_power_limit())
+        .map(|mw| mw as f64 / 1000.0);
+    let reasons = nvml_successors::clocks_event_reasons(d);
     if reasons.value.is_ok() {
         answered_by.insert("throttle_reasons".to_string(), reasons.call.to_string());
     }
-    let throttle = get!(reasons.call, reasons.value).map(|bits| {
+    g.throttle_reasons = m.get(reasons.call, reasons.value).map(|bits| {
         let r = ThrottleReasons::from_bits_truncate(bits);
         let mut names: Vec<String> = r.iter_names().map(|(n, _)| n.to_string()).collect();
         names.sort();
         names
     });
-    // Row remapping is not wrapped by nvml-wrapper 0.13: call the raw symbol.
-    let remapped = match nvml.lib().nvmlDeviceGetRemappedRows.as_ref() {
-        Ok(f) => {
-            let (mut c, mut u, mut p, mut fl) = (0u32, 0u32, 0u32, 0u32);
-            // SAFETY: a valid device handle and four out-pointers, per nvml.h.
-            let rc = unsafe { f(d.handle(), &mut c, &mut u, &mut p, &mut fl) };
-            match rc {
-                0 => Some(RemappedRows {
-                    correctable: c,
-                    uncorrectable: u,
-                    pending: p != 0,
-                    failed: fl != 0,
-                }),
-                3 => None,
-                code => {
-                    unavailable.push(format!("nvmlDeviceGetRemappedRows: {}", return_name(code)));
-                    None
-                }
-            }
-        }
-        Err(_) => None,
-    };
-    g.unavailable = unavailable;
     g.answered_by = answered_by;
-    g.name = name;
-    g.uuid = uuid;
-    g.compute_capability = cc;
-    g.memory_total_mib = mem;
-    g.pci_bus_id = bus;
-    g.pcie_gen_current = gen_cur;
-    g.pcie_gen_max = gen_max;
-    g.pcie_width_current = w_cur;
-    g.pcie_width_max = w_max;
-    g.ecc_enabled = ecc;
-    g.ecc_uncorrected_aggregate = unc;
-    g.ecc_corrected_aggregate = corr;
-    g.retired_pages_double_bit = retired;
-    g.retired_pages_pending = pending;
-    g.remapped_rows = remapped;
-    g.mig_enabled = mig;
-    g.mig_instances = mig_instances;
-    g.persistence_mode = persistence;
-    g.temperature_c = temp;
-    g.power_w = power;
-    g.power_limit_w = limit;
-    g.throttle_reasons = throttle;
-    g
+}
+
+/// Row remapping counts. nvml-wrapper 0.13 does not wrap
+/// `nvmlDeviceGetRemappedRows`: the raw symbol is called.
+fn read_remapped_rows(nvml: &Nvml, d: &Device, m: &mut Misses) -> Option<RemappedRows> {
+    let f = nvml.lib().nvmlDeviceGetRemappedRows.as_ref().ok()?;
+    let (mut c, mut u, mut p, mut fl) = (0u32, 0u32, 0u32, 0u32);
+    // SAFETY: a valid device handle and four out-pointers, per nvml.h.
+    let rc = unsafe { f(d.handle(), &mut c, &mut u, &mut p, &mut fl) };
+    match rc {
+        0 => Some(RemappedRows {
+            correctable: c,
+            uncorrectable: u,
+            pending: p != 0,
+            failed: fl != 0,
+        }),
+        3 => None,
+        code => {
+            m.unavailable
+                .push(format!("nvmlDeviceGetRemappedRows: {}", return_name(code)));
+            None
+        }
+    }
 }

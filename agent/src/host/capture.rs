@@ -217,7 +217,7 @@ impl Journal {
 }
 
 /// The largest `capture.json` read.
-pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+pub(super) const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, Default)]
 pub(super) struct Recorder {
@@ -230,13 +230,13 @@ pub(super) struct Recorder {
 }
 
 impl Recorder {
-    pub fn file(&mut self, path: &str, r: &Result<Option<Vec<u8>>, HostError>) {
+    pub(super) fn file(&mut self, path: &str, r: &Result<Option<Vec<u8>>, HostError>) {
         self.files
             .insert(path.to_string(), Recorded::from_result(r));
     }
 
     /// Everything recorded, as a capture taken now.
-    pub fn to_capture(&self, env: &EnvRegistry) -> CaptureData {
+    pub(super) fn to_capture(&self, env: &EnvRegistry) -> CaptureData {
         let mut files = BTreeMap::new();
         let mut contents = BTreeMap::new();
         for (path, rec) in &self.files {

@@ -7,11 +7,11 @@ use crate::host::Host;
 use std::collections::BTreeSet;
 
 /// `ELFCLASS64`.
-pub const CLASS_64: u8 = 2;
+pub(super) const CLASS_64: u8 = 2;
 /// `EM_X86_64`.
-pub const EM_X86_64: u16 = 62;
+pub(super) const EM_X86_64: u16 = 62;
 /// `EM_AARCH64`.
-pub const EM_AARCH64: u16 = 183;
+pub(super) const EM_AARCH64: u16 = 183;
 
 /// What the target's loader was built with.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! `libtorch_global_deps.so` loaded fine (PyTorch 2.6+, the "slim-wheel" workaround
 //! of pytorch/pytorch#138460 and #145580), and whether `_get_cuda_dep_paths` also
 //! looks in CUDA 13's merged `nvidia/cu<major>/lib` folder. A pure parser on the
-//! file's text; [`crate::loader::torch`] applies it.
+//! file's text; the loader's PyTorch model (`loader/torch.rs`) applies it.
 
 /// The preload logic one `torch/__init__.py` carries.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -137,7 +137,7 @@ fn stage<T>(
 }
 
 /// Runs the smoke test and (unless disabled) every throughput measurement.
-pub fn run_gpu(
+pub(super) fn run_gpu(
     g: &mut GpuProbe,
     opts: &ProbeOptions,
     nvml: Option<&Nvml>,
@@ -467,9 +467,11 @@ fn fma(dev: &Dev, g: &mut GpuProbe, quick: bool) -> Result<Throughput, ProbeErro
     ))
 }
 
+/// bf16 and fp16 GEMM through cuBLAS, then bf16 through cuBLASLt when that
+/// library loads, each against the datasheet (and a measured baseline where
+/// gpukb has one); an output with zeros, NaN or Inf is an error.
 fn gemm(dev: &Dev, g: &mut GpuProbe, quick: bool) -> Result<Vec<Throughput>, ProbeError> {
     use cudarc::cublas::{result as blas, sys as bsys};
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
     // SAFETY: dlopen probe only.
     if !std::panic::catch_unwind(|| unsafe { bsys::is_culib_present() }).unwrap_or(false) {
         return Err(ProbeError::MissingSymbol {
@@ -480,101 +482,28 @@ fn gemm(dev: &Dev, g: &mut GpuProbe, quick: bool) -> Result<Vec<Throughput>, Pro
     let (trials, reps) = if quick { (1, 3) } else { (2, 5) };
     let flop = 2.0 * (n as f64).powi(3);
     let s = &dev.stream;
-    let mut a = s.alloc_zeros::<u16>(n * n).map_err(drv("cuMemAlloc"))?;
-    let mut b = s.alloc_zeros::<u16>(n * n).map_err(drv("cuMemAlloc"))?;
-    let mut c = s.alloc_zeros::<u16>(n * n).map_err(drv("cuMemAlloc"))?;
+    let mut m = GemmOperands {
+        a: s.alloc_zeros::<u16>(n * n).map_err(drv("cuMemAlloc"))?,
+        b: s.alloc_zeros::<u16>(n * n).map_err(drv("cuMemAlloc"))?,
+        c: s.alloc_zeros::<u16>(n * n).map_err(drv("cuMemAlloc"))?,
+        n,
+    };
     let handle = blas::create_handle().map_err(blas_err("cublasCreate"))?;
     // SAFETY: handle is live; the stream outlives every call below.
     unsafe { blas::set_stream(handle, s.cu_stream() as _) }.map_err(blas_err("cublasSetStream"))?;
-    let ni = n as i32;
+    let refs = GemmReferences::of(&g.name);
     let mut results = Vec::new();
-    let datasheet = reference::tensor_datasheet(&g.name);
-    let baseline = reference::measured_gemm_baseline(&g.name);
-    let mk = |name: &str, label: &str, tflops: f64, detail: String| {
-        let mut t = Throughput::new(
-            name,
-            label,
-            "TFLOP/s",
-            tflops,
-            datasheet.map(|d| Reference {
-                value: d.dense_bf16_tflops,
-                source: format!("{} (dense = half)", d.source),
-                percent: None,
-            }),
-            60.0,
-            detail,
-        );
-        if let Some((v, src)) = baseline {
-            t = t.also(v, src);
-        }
-        t
-    };
-    let (one, zero) = (1.0f32, 0.0f32);
-    let sane_check =
-        |g: &mut GpuProbe, c: &CudaSlice<u16>, what: &str, fp16: bool| -> Result<(), ProbeError> {
-            dev.sync()?;
-            let head = s
-                .clone_dtoh(&c.slice(..4096))
-                .map_err(drv("cuMemcpyDtoH"))?;
-            let inf_nan = if fp16 { 0x7c00 } else { 0x7f80 };
-            if head
-                .iter()
-                .any(|&v| v & 0x7fff == 0 || v & inf_nan == inf_nan)
-            {
-                g.errors
-                    .push(format!("{what}: output has zeros, NaN or Inf"));
-            }
-            Ok(())
-        };
     for fp16 in [false, true] {
-        fill_b16(dev, &mut a, 1, fp16)?;
-        fill_b16(dev, &mut b, 2, fp16)?;
-        let dtype = if fp16 {
-            bsys::cudaDataType_t::CUDA_R_16F
-        } else {
-            bsys::cudaDataType_t::CUDA_R_16BF
-        };
-        let (pa, _ra) = a.device_ptr(s);
-        let (pb, _rb) = b.device_ptr(s);
-        let (pc, _rc) = c.device_ptr_mut(s);
-        let mut run = || {
-            // SAFETY: n x n column-major matrices of 16-bit elements, all allocated with n*n elements;
-            // alpha/beta are f32 as CUBLAS_COMPUTE_32F requires.
-            unsafe {
-                blas::gemm_ex(
-                    handle,
-                    bsys::cublasOperation_t::CUBLAS_OP_N,
-                    bsys::cublasOperation_t::CUBLAS_OP_N,
-                    ni,
-                    ni,
-                    ni,
-                    (&one as *const f32).cast(),
-                    pa as *const _,
-                    dtype,
-                    ni,
-                    pb as *const _,
-                    dtype,
-                    ni,
-                    (&zero as *const f32).cast(),
-                    pc as *mut _,
-                    dtype,
-                    ni,
-                    bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
-            }
-            .map_err(blas_err("cublasGemmEx"))
-        };
-        run()?;
-        let ms = dev.best(trials, reps, &mut run)?;
-        drop((_ra, _rb, _rc));
+        fill_b16(dev, &mut m.a, 1, fp16)?;
+        fill_b16(dev, &mut m.b, 2, fp16)?;
+        let ms = cublas_gemm_ms(dev, handle, &mut m, fp16, trials, reps)?;
         let (key, label) = if fp16 {
             ("gemm_fp16", "fp16 GEMM, cuBLAS")
         } else {
             ("gemm_bf16", "bf16 GEMM, cuBLAS")
         };
-        sane_check(g, &c, key, fp16)?;
-        results.push(mk(
+        check_gemm_output(dev, g, &m.c, key, fp16)?;
+        results.push(refs.throughput(
             key,
             label,
             flop / (ms * 1e-3) / 1e12,
@@ -588,13 +517,15 @@ fn gemm(dev: &Dev, g: &mut GpuProbe, quick: bool) -> Result<Vec<Throughput>, Pro
     if std::panic::catch_unwind(|| unsafe { cudarc::cublaslt::sys::is_culib_present() })
         .unwrap_or(false)
     {
-        fill_b16(dev, &mut a, 3, false)?;
-        fill_b16(dev, &mut b, 4, false)?;
-        let r = guard("cublasLt", || lt_bf16(dev, &a, &b, &mut c, n, trials, reps));
+        fill_b16(dev, &mut m.a, 3, false)?;
+        fill_b16(dev, &mut m.b, 4, false)?;
+        let r = guard("cublasLt", || {
+            lt_bf16(dev, &m.a, &m.b, &mut m.c, n, trials, reps)
+        });
         match r {
             Ok((ms, detail)) => {
-                sane_check(g, &c, "gemm_bf16_lt", false)?;
-                results.push(mk(
+                check_gemm_output(dev, g, &m.c, "gemm_bf16_lt", false)?;
+                results.push(refs.throughput(
                     "gemm_bf16_lt",
                     "bf16 GEMM, cuBLASLt",
                     flop / (ms * 1e-3) / 1e12,
@@ -605,6 +536,133 @@ fn gemm(dev: &Dev, g: &mut GpuProbe, quick: bool) -> Result<Vec<Throughput>, Pro
         }
     }
     Ok(results)
+}
+
+/// The three n x n column-major 16-bit matrices of a GEMM probe, C = A B.
+struct GemmOperands {
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+    c: CudaSlice<u16>,
+    n: usize,
+}
+
+/// What a GEMM rate is compared with on this GPU: the datasheet's dense
+/// bf16 peak and, where gpukb has one, a measured baseline.
+struct GemmReferences {
+    datasheet: Option<reference::Datasheet>,
+    baseline: Option<(f64, &'static str)>,
+}
+
+impl GemmReferences {
+    /// The references for the GPU named `name` (as `cuDeviceGetName` gives it).
+    fn of(name: &str) -> Self {
+        GemmReferences {
+            datasheet: reference::tensor_datasheet(name),
+            baseline: reference::measured_gemm_baseline(name),
+        }
+    }
+
+    /// A GEMM rate in TFLOP/s against these references (60% of the datasheet
+    /// is expected).
+    fn throughput(&self, name: &str, label: &str, tflops: f64, detail: String) -> Throughput {
+        let mut t = Throughput::new(
+            name,
+            label,
+            "TFLOP/s",
+            tflops,
+            self.datasheet.map(|d| Reference {
+                value: d.dense_bf16_tflops,
+                source: format!("{} (dense = half)", d.source),
+                percent: None,
+            }),
+            60.0,
+            detail,
+        );
+        if let Some((v, src)) = self.baseline {
+            t = t.also(v, src);
+        }
+        t
+    }
+}
+
+/// Times `cublasGemmEx` of the operands (bf16, or fp16 when `fp16`; FP32
+/// accumulate) after one warm-up: ms per product, best of `trials` x `reps`.
+fn cublas_gemm_ms(
+    dev: &Dev,
+    handle: cudarc::cublas::sys::cublasHandle_t,
+    m: &mut GemmOperands,
+    fp16: bool,
+    trials: usize,
+    reps: usize,
+) -> Result<f64, ProbeError> {
+    use cudarc::cublas::{result as blas, sys as bsys};
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let s = &dev.stream;
+    let ni = m.n as i32;
+    let (one, zero) = (1.0f32, 0.0f32);
+    let dtype = if fp16 {
+        bsys::cudaDataType_t::CUDA_R_16F
+    } else {
+        bsys::cudaDataType_t::CUDA_R_16BF
+    };
+    let (pa, _ra) = m.a.device_ptr(s);
+    let (pb, _rb) = m.b.device_ptr(s);
+    let (pc, _rc) = m.c.device_ptr_mut(s);
+    let mut run = || {
+        // SAFETY: n x n column-major matrices of 16-bit elements, all allocated with n*n elements;
+        // alpha/beta are f32 as CUBLAS_COMPUTE_32F requires.
+        unsafe {
+            blas::gemm_ex(
+                handle,
+                bsys::cublasOperation_t::CUBLAS_OP_N,
+                bsys::cublasOperation_t::CUBLAS_OP_N,
+                ni,
+                ni,
+                ni,
+                (&one as *const f32).cast(),
+                pa as *const _,
+                dtype,
+                ni,
+                pb as *const _,
+                dtype,
+                ni,
+                (&zero as *const f32).cast(),
+                pc as *mut _,
+                dtype,
+                ni,
+                bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }
+        .map_err(blas_err("cublasGemmEx"))
+    };
+    run()?;
+    dev.best(trials, reps, &mut run)
+}
+
+/// Waits for the GEMM and checks the first 4096 outputs: a zero, NaN or Inf
+/// (in bf16, or fp16 when `fp16`) is recorded as an error of `what`.
+fn check_gemm_output(
+    dev: &Dev,
+    g: &mut GpuProbe,
+    c: &CudaSlice<u16>,
+    what: &str,
+    fp16: bool,
+) -> Result<(), ProbeError> {
+    dev.sync()?;
+    let head = dev
+        .stream
+        .clone_dtoh(&c.slice(..4096))
+        .map_err(drv("cuMemcpyDtoH"))?;
+    let inf_nan = if fp16 { 0x7c00 } else { 0x7f80 };
+    if head
+        .iter()
+        .any(|&v| v & 0x7fff == 0 || v & inf_nan == inf_nan)
+    {
+        g.errors
+            .push(format!("{what}: output has zeros, NaN or Inf"));
+    }
+    Ok(())
 }
 
 /// bf16 GEMM through cuBLASLt (the path torch.matmul takes), first heuristic
@@ -762,7 +820,7 @@ fn host_copies(
 }
 
 /// Peer-to-peer access and copy bandwidth between every ordered pair.
-pub fn p2p(ordinals: &[usize], quick: bool) -> Vec<P2pResult> {
+pub(super) fn p2p(ordinals: &[usize], quick: bool) -> Vec<P2pResult> {
     let mut out = Vec::new();
     for &i in ordinals {
         for &j in ordinals {

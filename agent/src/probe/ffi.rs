@@ -11,14 +11,14 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 type CuResult = c_int;
 
 /// Opaque handles, as the driver API passes them.
-pub type Module = *mut c_void;
+pub(super) type Module = *mut c_void;
 
 /// `CUjit_option` values (cuda.h).
 const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
 const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 
 /// Is a libcuda loadable at all? Never panics.
-pub fn libcuda_present() -> bool {
+pub(super) fn libcuda_present() -> bool {
     // SAFETY: only tries dlopen on cudarc's candidate names.
     std::panic::catch_unwind(|| unsafe { cudarc::driver::sys::is_culib_present() }).unwrap_or(false)
 }
@@ -54,12 +54,12 @@ fn check(call: &str, rc: CuResult) -> Result<(), ProbeError> {
 
 /// `cuGetErrorName`, e.g. 209 → `CUDA_ERROR_NO_BINARY_FOR_GPU`; falls back to
 /// the number when the driver does not know it.
-pub fn error_name(code: u32) -> String {
+pub(super) fn error_name(code: u32) -> String {
     name_or_string(code, true).unwrap_or_else(|| format!("CUresult {code}"))
 }
 
 /// `cuGetErrorString`, e.g. 209 → "no kernel image is available for execution on the device".
-pub fn error_string(code: u32) -> Option<String> {
+pub(super) fn error_string(code: u32) -> Option<String> {
     name_or_string(code, false)
 }
 
@@ -81,7 +81,7 @@ fn name_or_string(code: u32, name: bool) -> Option<String> {
 }
 
 /// `cuDriverGetVersion` (works before `cuInit`): 13000 = CUDA 13.0.
-pub fn driver_version() -> Result<u32, ProbeError> {
+pub(super) fn driver_version() -> Result<u32, ProbeError> {
     let f = sym!(
         "cuDriverGetVersion",
         unsafe extern "C" fn(*mut c_int) -> CuResult
@@ -93,14 +93,14 @@ pub fn driver_version() -> Result<u32, ProbeError> {
 }
 
 /// `cuInit(0)`.
-pub fn init() -> Result<(), ProbeError> {
+pub(super) fn init() -> Result<(), ProbeError> {
     let f = sym!("cuInit", unsafe extern "C" fn(c_uint) -> CuResult);
     // SAFETY: plain call.
     check("cuInit", unsafe { f(0) })
 }
 
 /// `cuDeviceGetCount`.
-pub fn device_count() -> Result<usize, ProbeError> {
+pub(super) fn device_count() -> Result<usize, ProbeError> {
     let f = sym!(
         "cuDeviceGetCount",
         unsafe extern "C" fn(*mut c_int) -> CuResult
@@ -112,7 +112,7 @@ pub fn device_count() -> Result<usize, ProbeError> {
 }
 
 /// `cuDeviceGetAttribute` by raw attribute number.
-pub fn attribute(ordinal: usize, attr: c_int) -> Result<i32, ProbeError> {
+pub(super) fn attribute(ordinal: usize, attr: c_int) -> Result<i32, ProbeError> {
     let f = sym!(
         "cuDeviceGetAttribute",
         unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult
@@ -126,7 +126,7 @@ pub fn attribute(ordinal: usize, attr: c_int) -> Result<i32, ProbeError> {
 }
 
 /// `cuDeviceGetName`.
-pub fn device_name(ordinal: usize) -> Result<String, ProbeError> {
+pub(super) fn device_name(ordinal: usize) -> Result<String, ProbeError> {
     let f = sym!(
         "cuDeviceGetName",
         unsafe extern "C" fn(*mut c_char, c_int, c_int) -> CuResult
@@ -143,7 +143,7 @@ pub fn device_name(ordinal: usize) -> Result<String, ProbeError> {
 }
 
 /// `cuDeviceGetPCIBusId`, e.g. `0000:00:06.0`.
-pub fn pci_bus_id(ordinal: usize) -> Result<String, ProbeError> {
+pub(super) fn pci_bus_id(ordinal: usize) -> Result<String, ProbeError> {
     let f = sym!(
         "cuDeviceGetPCIBusId",
         unsafe extern "C" fn(*mut c_char, c_int, c_int) -> CuResult
@@ -160,7 +160,7 @@ pub fn pci_bus_id(ordinal: usize) -> Result<String, ProbeError> {
 }
 
 /// `cuDeviceTotalMem_v2`.
-pub fn total_mem(ordinal: usize) -> Result<u64, ProbeError> {
+pub(super) fn total_mem(ordinal: usize) -> Result<u64, ProbeError> {
     let f = sym!(
         "cuDeviceTotalMem_v2",
         unsafe extern "C" fn(*mut usize, c_int) -> CuResult
@@ -175,7 +175,7 @@ pub fn total_mem(ordinal: usize) -> Result<u64, ProbeError> {
 
 /// Makes the device's primary context current on this thread (retaining it;
 /// the probe process keeps it until exit, as every CUDA program does).
-pub fn use_primary_context(ordinal: usize) -> Result<(), ProbeError> {
+pub(super) fn use_primary_context(ordinal: usize) -> Result<(), ProbeError> {
     let retain = sym!(
         "cuDevicePrimaryCtxRetain",
         unsafe extern "C" fn(*mut *mut c_void, c_int) -> CuResult
@@ -194,7 +194,7 @@ pub fn use_primary_context(ordinal: usize) -> Result<(), ProbeError> {
 }
 
 /// What one `cuModuleLoadDataEx` gave.
-pub struct LoadOutcome {
+pub(super) struct LoadOutcome {
     /// The raw `CUresult`.
     pub code: u32,
     /// The module on success (unload it with [`unload`]).
@@ -205,7 +205,7 @@ pub struct LoadOutcome {
 
 /// `cuModuleLoadDataEx` on a cubin or NUL-terminated PTX, with a JIT error
 /// log buffer. The image must stay alive for the call only.
-pub fn module_load(image: &[u8]) -> Result<LoadOutcome, ProbeError> {
+pub(super) fn module_load(image: &[u8]) -> Result<LoadOutcome, ProbeError> {
     type F = unsafe extern "C" fn(
         *mut Module,
         *const c_void,
@@ -239,7 +239,7 @@ pub fn module_load(image: &[u8]) -> Result<LoadOutcome, ProbeError> {
 }
 
 /// `cuModuleGetFunction`: is kernel `name` in the module?
-pub fn has_function(module: Module, name: &str) -> Result<bool, ProbeError> {
+pub(super) fn has_function(module: Module, name: &str) -> Result<bool, ProbeError> {
     let f = sym!(
         "cuModuleGetFunction",
         unsafe extern "C" fn(*mut *mut c_void, Module, *const c_char) -> CuResult
@@ -253,7 +253,7 @@ pub fn has_function(module: Module, name: &str) -> Result<bool, ProbeError> {
 }
 
 /// `cuModuleUnload`.
-pub fn unload(module: Module) -> Result<(), ProbeError> {
+pub(super) fn unload(module: Module) -> Result<(), ProbeError> {
     let f = sym!("cuModuleUnload", unsafe extern "C" fn(Module) -> CuResult);
     // SAFETY: module came from module_load and is unloaded once.
     check("cuModuleUnload", unsafe { f(module) })
@@ -262,7 +262,7 @@ pub fn unload(module: Module) -> Result<(), ProbeError> {
 /// Milliseconds between two recorded events: `cuEventElapsedTime_v2` where
 /// the driver has it (CUDA 12.8+), else the v1 `cuEventElapsedTime` (what
 /// cudarc's `elapsed_ms` cannot fall back to). Synchronizes on `end` first.
-pub fn elapsed_ms(start: *mut c_void, end: *mut c_void) -> Result<f32, ProbeError> {
+pub(super) fn elapsed_ms(start: *mut c_void, end: *mut c_void) -> Result<f32, ProbeError> {
     type Sync = unsafe extern "C" fn(*mut c_void) -> CuResult;
     type Elapsed = unsafe extern "C" fn(*mut f32, *mut c_void, *mut c_void) -> CuResult;
     let sync = sym!("cuEventSynchronize", Sync);

@@ -9,7 +9,7 @@ use gpukb_kernels::{Image, ImageKind as KImageKind, KERNELS};
 use std::time::Instant;
 
 /// The embedded image as a fatbin image, for the verdict rules.
-pub fn as_fatbin_image(img: &Image) -> FatbinImage {
+pub(super) fn as_fatbin_image(img: &Image) -> FatbinImage {
     let (kind, version) = match (img.kind, img.ptx_isa) {
         (KImageKind::Ptx, Some((a, b))) => (ImageKind::Ptx, (a as u16, b as u16)),
         (KImageKind::Ptx, None) => (ImageKind::Ptx, (0, 0)),
@@ -25,7 +25,7 @@ pub fn as_fatbin_image(img: &Image) -> FatbinImage {
 }
 
 /// The bytes `cuModuleLoadData` takes: a cubin as is, PTX with a trailing NUL.
-pub fn load_bytes(img: &Image) -> Vec<u8> {
+pub(super) fn load_bytes(img: &Image) -> Vec<u8> {
     let mut v = img.bytes.to_vec();
     if img.kind == KImageKind::Ptx {
         v.push(0);
@@ -34,7 +34,7 @@ pub fn load_bytes(img: &Image) -> Vec<u8> {
 }
 
 /// Loads every embedded image on the current context's device.
-pub fn load_all(cc: (u32, u32), driver: u32) -> Result<Vec<ModuleLoad>, ProbeError> {
+pub(super) fn load_all(cc: (u32, u32), driver: u32) -> Result<Vec<ModuleLoad>, ProbeError> {
     let mut rows = Vec::new();
     for img in gpukb_kernels::images() {
         let fb = as_fatbin_image(img);

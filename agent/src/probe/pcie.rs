@@ -5,11 +5,11 @@
 use super::PcieLink;
 
 /// An initialised NVML, if libnvidia-ml could be loaded.
-pub struct Nvml(nvml_wrapper::Nvml);
+pub(super) struct Nvml(nvml_wrapper::Nvml);
 
 impl Nvml {
     /// Opens NVML; `None` when it is absent or fails (never panics).
-    pub fn open() -> Option<Nvml> {
+    pub(super) fn open() -> Option<Nvml> {
         std::panic::catch_unwind(nvml_wrapper::Nvml::init)
             .ok()?
             .ok()
@@ -21,7 +21,7 @@ impl Nvml {
     }
 
     /// The link as NVML reports it now, for the device at `bus_id`.
-    pub fn link(&self, bus_id: &str) -> Option<PcieLink> {
+    pub(super) fn link(&self, bus_id: &str) -> Option<PcieLink> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let d = self.device(bus_id)?;
             Some(PcieLink {
@@ -37,7 +37,7 @@ impl Nvml {
     }
 
     /// Current SM clock, MHz.
-    pub fn sm_clock_mhz(&self, bus_id: &str) -> Option<u32> {
+    pub(super) fn sm_clock_mhz(&self, bus_id: &str) -> Option<u32> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.device(bus_id)?
                 .clock_info(nvml_wrapper::enum_wrappers::device::Clock::SM)
