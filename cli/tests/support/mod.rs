@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// Compiles `source` into each of `names` (`libnvidia-ml.so.1`, `libcuda.so.1`)
 /// in `dir`, for `LD_LIBRARY_PATH=dir`.
-pub fn fake_driver_libs(dir: &Path, source: &str, names: &[&str]) {
+pub(crate) fn fake_driver_libs(dir: &Path, source: &str, names: &[&str]) {
     let src = dir.join("fake.c");
     std::fs::write(&src, source).unwrap();
     for name in names {
@@ -25,7 +25,7 @@ pub fn fake_driver_libs(dir: &Path, source: &str, names: &[&str]) {
 
 /// Waits for `child`, failing the test if it runs past two minutes: a hang
 /// detector, not a speed assertion (the deadlines involved are seconds).
-pub fn wait_bounded(mut child: Child, what: &str) -> Output {
+pub(crate) fn wait_bounded(mut child: Child, what: &str) -> Output {
     let mut waited = Duration::ZERO;
     while child.try_wait().unwrap().is_none() {
         assert!(waited < Duration::from_secs(120), "gpukb hung: {what}");
