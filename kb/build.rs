@@ -67,7 +67,7 @@ fn run() -> Result<(), BoxErr> {
     std::fs::write(
         out.join("matcher_tables.rs"),
         format!(
-            "/// The search tables of the embedded knowledge base.\npub static TABLES: Tables = {};\n",
+            "/// The search tables of the embedded knowledge base.\npub(crate) static TABLES: Tables = {};\n",
             gpukb_kb_compile::matcher::to_rust(&tables)
         ),
     )?;
@@ -89,7 +89,7 @@ fn write_index(kb: &gpukb_kb_compile::Compiled, out: &std::path::Path) -> Result
         .collect();
     names.sort();
     let mut rs = String::from(
-        "/// Files of the embedded tantivy index.\npub static INDEX_FILES: &[(&str, &[u8])] = &[\n",
+        "/// Files of the embedded tantivy index.\npub(crate) static INDEX_FILES: &[(&str, &[u8])] = &[\n",
     );
     for n in names {
         let _ = writeln!(

@@ -85,9 +85,14 @@ fn the_repository_kb_dir_is_clean() {
     );
 }
 
-/// Plants one of each lint problem in the KB copy at `kb`; returns the line
-/// numbers of the planted categories.tsv and xid.csv rows.
-fn plant_problems(kb: &Path) -> (usize, usize) {
+/// The lines of a planted table row: `categories.tsv` and `tables/xid.csv`.
+struct PlantedRows {
+    cats_line: usize,
+    xid_line: usize,
+}
+
+/// Plants one entry per kind of entry problem in the KB copy `kb`.
+fn plant_entries(kb: &Path) {
     let sig = "literal = \"planted failure text for the lint test\"";
     let example = "NVRM: planted failure text for the lint test\n";
     // A regex that does not compile (fatal: the build would fail).
@@ -145,7 +150,10 @@ fn plant_problems(kb: &Path) -> (usize, usize) {
     let first =
         std::fs::read_to_string(repo_kb().join("entries/bce-input-outside-zero-one.toml")).unwrap();
     write(kb, "entries/bce-input-copy.toml", &first);
-    // A categories.tsv row with too few fields, and a code-table row without a source.
+}
+
+/// Plants a `categories.tsv` row with too few fields and a code-table row without a source.
+fn plant_rows(kb: &Path) -> PlantedRows {
     let mut cats = std::fs::read_to_string(kb.join("categories.tsv")).unwrap();
     cats.push_str("planted_half_row\tdriver\n");
     write(kb, "categories.tsv", &cats);
@@ -156,22 +164,19 @@ fn plant_problems(kb: &Path) -> (usize, usize) {
     row[0] = "9999".into();
     xid.push_str(&format!("{}\n", row.join(",")));
     write(kb, "tables/xid.csv", &xid);
-    let xid_line = xid.lines().count();
-    let cats_line = cats.lines().count();
-    (cats_line, xid_line)
+    PlantedRows {
+        cats_line: cats.lines().count(),
+        xid_line: xid.lines().count(),
+    }
 }
 
-#[test]
-fn planted_problems_are_each_named_and_exit_1() {
-    let tmp = tempfile::tempdir().unwrap();
-    let kb = tmp.path().join("kbcopy");
-    copy_kb(&kb);
-    let (cats_line, xid_line) = plant_problems(&kb);
-
-    let label = kb.to_str().unwrap();
-    let (code, out, err) = gpukb(&["kb", "lint", label]);
-    assert_eq!(code, 1, "{out}{err}");
-    let expect = [
+/// The start of the line each planted problem must have in the lint of `label`.
+fn expected_problems(label: &str, rows: &PlantedRows) -> Vec<String> {
+    let PlantedRows {
+        cats_line,
+        xid_line,
+    } = rows;
+    vec![
         format!("{label}/entries/planted-bad-regex.toml: planted-bad-regex: signature #1 regex '(unclosed' does not compile"),
         format!("{label}/entries/planted-unknown-category.toml: planted-unknown-category: category \"no_such_category\" is not in {label}/categories.tsv"),
         format!("{label}/entries/planted-no-source.toml: planted-no-source: no [[sources]]"),
@@ -180,37 +185,17 @@ fn planted_problems_are_each_named_and_exit_1() {
         format!("{label}/entries/bce-input-copy.toml: bce-input-copy: id \"bce-input-outside-zero-one\" does not equal the file stem \"bce-input-copy\""),
         format!("{label}/categories.tsv:{cats_line}: expected 4 non-empty tab-separated fields"),
         format!("{label}/tables/xid.csv:{xid_line}: empty source"),
-    ];
-    for e in &expect {
-        assert!(
-            out.lines().any(|l| l.starts_with(e.as_str())),
-            "no line starting {e:?} in:\n{out}"
-        );
-    }
-    // Entries with fatal problems are left out, as the build (lenient) leaves them out.
-    let on_disk = std::fs::read_dir(kb.join("entries")).unwrap().count();
-    let last = out.lines().last().unwrap();
-    assert!(
-        last.starts_with(&format!("{} entries of {on_disk} on disk", on_disk - 3)),
-        "{last}"
-    );
-    // Nothing else: each planted problem once, and the clean copy has none.
-    let problems: Vec<&str> = out.lines().filter(|l| l.starts_with(label)).collect();
-    assert!(problems.len() >= expect.len(), "{out}");
-    assert!(
-        problems.iter().all(|l| l.contains("planted")
-            || l.contains("bce-input-copy")
-            || l.contains(&format!("xid.csv:{xid_line}:"))
-            || l.contains(&format!("categories.tsv:{cats_line}:"))),
-        "a problem outside the plants:\n{out}"
-    );
+    ]
+}
 
-    // `--eval` keeps its own directory: a paste copying a planted example is reported
-    // against the KB directory, not read as one.
-    let eval = tmp.path().join("eval");
+/// `--eval` keeps its own directory: a paste copying a planted example is reported
+/// against the KB directory, not read as one.
+fn assert_eval_keeps_its_dir(tmp: &Path, kb: &Path) {
+    let label = kb.to_str().unwrap();
+    let eval = tmp.join("eval");
     let paste = "zz planted failure text for the lint test, copied whole from a paste of one machine: /srv/models/zz-private-run/ckpt";
     write(
-        &kb,
+        kb,
         "examples/planted-no-source/2.txt",
         &format!("# source: https://example.org/t\n{paste}\n"),
     );
@@ -230,6 +215,45 @@ fn planted_problems_are_each_named_and_exit_1() {
         )) && l.contains("p-1")),
         "{out}"
     );
+}
+
+#[test]
+fn planted_problems_are_each_named_and_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kb = tmp.path().join("kbcopy");
+    copy_kb(&kb);
+    plant_entries(&kb);
+    let rows = plant_rows(&kb);
+
+    let label = kb.to_str().unwrap();
+    let (code, out, err) = gpukb(&["kb", "lint", label]);
+    assert_eq!(code, 1, "{out}{err}");
+    let expect = expected_problems(label, &rows);
+    for e in &expect {
+        assert!(
+            out.lines().any(|l| l.starts_with(e.as_str())),
+            "no line starting {e:?} in:\n{out}"
+        );
+    }
+    // Entries with fatal problems are left out, as the build (lenient) leaves them out.
+    let on_disk = std::fs::read_dir(kb.join("entries")).unwrap().count();
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("{} entries of {on_disk} on disk", on_disk - 3)),
+        "{last}"
+    );
+    // Nothing else: each planted problem once, and the clean copy has none.
+    let problems: Vec<&str> = out.lines().filter(|l| l.starts_with(label)).collect();
+    assert!(problems.len() >= expect.len(), "{out}");
+    assert!(
+        problems.iter().all(|l| l.contains("planted")
+            || l.contains("bce-input-copy")
+            || l.contains(&format!("xid.csv:{}:", rows.xid_line))
+            || l.contains(&format!("categories.tsv:{}:", rows.cats_line))),
+        "a problem outside the plants:\n{out}"
+    );
+
+    assert_eval_keeps_its_dir(tmp.path(), &kb);
 }
 
 #[test]

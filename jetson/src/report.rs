@@ -35,7 +35,7 @@ use crate::release::{parse_nv_tegra_release, TegraRelease};
 use crate::sysfs::{
     jetson_clocks_state, looks_like_gpu, parse_sysfs_u64, ClockRange, JetsonClocksState,
 };
-use crate::tables::{lookup_l4t, lookup_module, JetpackRow, L4tLookup};
+use crate::tables::{lookup_l4t, lookup_module, JetpackRow, L4tLookup, ModuleRow};
 use crate::version::{cmp_dotted, major_minor, L4tVersion};
 
 /// Read-only access to the machine's files, by absolute path
@@ -390,9 +390,74 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         notes: Vec::new(),
         unreadable: Vec::new(),
     };
+    let raw = read_raw_sources(&mut r);
+    if !raw.is_jetson() {
+        return not_a_jetson(&r);
+    }
     let mut disagreements = Vec::new();
+    let l4t = observe_l4t(&mut r, raw.release.as_ref(), &raw.dpkg, &mut disagreements);
+    let jetpack = observe_jetpack(&l4t, &raw.dpkg, &mut disagreements);
+    let comp_row = component_row(&l4t);
+    let ubuntu = observe_ubuntu(&mut r, comp_row, &mut disagreements);
+    let libraries = observe_libraries(
+        &mut r,
+        &raw.dpkg,
+        comp_row,
+        l4t.info.as_ref(),
+        &mut disagreements,
+    );
+    let hardware = observe_hardware(&mut r, &raw, l4t.info.as_ref(), &mut disagreements);
+    let power_mode = observe_power_mode(&mut r);
+    let gpu = find_gpu(&mut r);
+    let clocks = observe_clocks(&mut r, gpu.as_ref());
 
-    // --- raw sources -------------------------------------------------------
+    Ok(Some(JetsonReport {
+        model: raw.model,
+        module: hardware.module,
+        carrier: raw.compat.carrier,
+        compatible: raw.compat.entries,
+        soc: hardware.soc,
+        compute_capability: hardware.compute_capability,
+        gpu_architecture: hardware.gpu_architecture,
+        l4t: l4t.info,
+        release_file: raw.release,
+        jetpack,
+        ubuntu,
+        cuda: libraries.cuda,
+        cudnn: libraries.cudnn,
+        tensorrt: libraries.tensorrt,
+        cuda_compat: libraries.cuda_compat,
+        power_mode,
+        clocks,
+        gpu,
+        disagreements,
+        notes: r.notes,
+    }))
+}
+
+/// The files every other fact is reconciled from.
+struct RawSources {
+    /// Whether `/etc/nv_tegra_release` exists, parsable or not.
+    release_present: bool,
+    /// The parsed release file.
+    release: Option<TegraRelease>,
+    /// Device-tree `model`.
+    model: Option<String>,
+    /// Device-tree `compatible`.
+    compat: Compatible,
+    /// The NVIDIA stack as dpkg lists it.
+    dpkg: DpkgStack,
+}
+
+impl RawSources {
+    /// A release file, `nvidia-l4t-core` or an `nvidia,tegra*` device tree.
+    fn is_jetson(&self) -> bool {
+        self.release_present || self.dpkg.l4t_core.is_some() || self.compat.soc.is_some()
+    }
+}
+
+/// Reads the release file, the device tree's `model` and `compatible`, and the dpkg status.
+fn read_raw_sources(r: &mut Reader<'_>) -> RawSources {
     let release_text = r.read_text(RELEASE_FILE);
     let release_present = release_text.is_some();
     let release = match release_text.as_deref().map(parse_nv_tegra_release) {
@@ -420,27 +485,53 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         .read_text(DPKG_STATUS)
         .map(|t| stack_from_packages(&parse_dpkg_status(&t)))
         .unwrap_or_default();
-
-    let is_jetson = release_present || dpkg.l4t_core.is_some() || compat.soc.is_some();
-    if !is_jetson {
-        let release_err = r
-            .unreadable
-            .iter()
-            .find(|(p, _)| p == RELEASE_FILE)
-            .cloned();
-        let dt_err = r
-            .unreadable
-            .iter()
-            .any(|(p, _)| p.ends_with("/compatible") || p.ends_with("/model"));
-        if let (Some((path, message)), true) = (release_err, dt_err) {
-            return Err(JetsonError::Unreadable { path, message });
-        }
-        return Ok(None);
+    RawSources {
+        release_present,
+        release,
+        model,
+        compat,
+        dpkg,
     }
+}
 
-    // --- L4T -----------------------------------------------------------------
-    let core = dpkg.l4t_core.clone();
-    let l4t_pick: Option<(L4tVersion, FactSource, String)> = match (&release, &core) {
+/// The answer for a machine that is not a Jetson: `Err` when both the release file and
+/// the device tree exist but could not be read, else `Ok(None)`.
+fn not_a_jetson(r: &Reader<'_>) -> Result<Option<JetsonReport>, JetsonError> {
+    let release_err = r
+        .unreadable
+        .iter()
+        .find(|(p, _)| p == RELEASE_FILE)
+        .cloned();
+    let dt_err = r
+        .unreadable
+        .iter()
+        .any(|(p, _)| p.ends_with("/compatible") || p.ends_with("/model"));
+    if let (Some((path, message)), true) = (release_err, dt_err) {
+        return Err(JetsonError::Unreadable { path, message });
+    }
+    Ok(None)
+}
+
+/// The L4T release with its `jetpack.csv` row: the exact one, or the nearest older one.
+struct L4tPart {
+    /// The release and its source.
+    info: Option<L4tInfo>,
+    /// The table row of exactly this release.
+    row: Option<JetpackRow>,
+    /// For a release missing from the table: the nearest older row.
+    nearest: Option<JetpackRow>,
+}
+
+/// The L4T release: the release file, else dpkg `nvidia-l4t-core`; records where the two
+/// disagree and notes a release missing from the table.
+fn observe_l4t(
+    r: &mut Reader<'_>,
+    release: Option<&TegraRelease>,
+    dpkg: &DpkgStack,
+    disagreements: &mut Vec<Disagreement>,
+) -> L4tPart {
+    let core = dpkg.l4t_core.as_ref();
+    let l4t_pick: Option<(L4tVersion, FactSource, String)> = match (release, core) {
         (Some(rel), _) => Some((rel.l4t, FactSource::ReleaseFile, RELEASE_FILE.to_string())),
         (None, Some((v, raw))) => Some((
             *v,
@@ -458,10 +549,10 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
         Some(L4tLookup::Unknown { nearest_older, .. }) => nearest_older.clone(),
         _ => None,
     };
-    let l4t = l4t_pick.as_ref().map(|(v, src, detail)| L4tInfo {
-        version: *v,
-        source: *src,
-        detail: detail.clone(),
+    let info = l4t_pick.map(|(version, source, detail)| L4tInfo {
+        version,
+        source,
+        detail,
         in_table: row.is_some(),
         newer_than_table: matches!(
             lookup,
@@ -471,37 +562,12 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
             })
         ),
     });
-    if let (Some(rel), Some((core_v, core_raw))) = (&release, &core) {
+    if let (Some(rel), Some((core_v, core_raw))) = (release, core) {
         if rel.l4t != *core_v {
-            let jp_of = |v: L4tVersion| match lookup_l4t(v) {
-                L4tLookup::Known(row) => format!("JetPack {}", row.jetpack),
-                L4tLookup::Unknown { .. } => "a release missing from the table".to_string(),
-            };
-            disagreements.push(Disagreement {
-                fact: "l4t".into(),
-                values: vec![
-                    sv(FactSource::ReleaseFile, rel.l4t.to_string(), RELEASE_FILE),
-                    sv(
-                        FactSource::DpkgL4tCore,
-                        core_v.to_string(),
-                        format!("nvidia-l4t-core {core_raw}"),
-                    ),
-                ],
-                explanation: format!(
-                    "{RELEASE_FILE} says R{} ({}) but the installed nvidia-l4t-core package is {} ({}): \
-                     a partial or interrupted upgrade, or a root filesystem copied from another image. \
-                     The report uses the release file; run `sudo apt update && sudo apt full-upgrade` \
-                     (or reflash) so that both match.",
-                    rel.l4t,
-                    jp_of(rel.l4t),
-                    core_v,
-                    jp_of(*core_v)
-                ),
-                benign: false,
-            });
+            disagreements.push(l4t_disagreement(rel.l4t, *core_v, core_raw));
         }
     }
-    if let Some(info) = &l4t {
+    if let Some(info) = &info {
         if !info.in_table {
             r.notes.push(format!(
                 "L4T R{} is not in jetson/data/jetpack.csv (newest known: R{}); JetPack is inferred",
@@ -512,110 +578,203 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
             ));
         }
     }
+    L4tPart { info, row, nearest }
+}
 
-    // --- JetPack -------------------------------------------------------------
-    let dpkg_jp = dpkg.jetpack.clone();
-    let inferred_major = l4t.as_ref().and_then(|i| i.version.jetpack_major());
-    let jetpack: Option<JetpackInfo> = if let Some(row) = &row {
-        let info = JetpackInfo {
-            version: jetpack_core(&row.jetpack).to_string(),
-            major: major_minor(&row.jetpack).map(|(m, _)| m),
-            exact: true,
-            source: FactSource::JetpackTable,
-            detail: format!("jetpack.csv row R{} = JetPack {}", row.l4t, row.jetpack),
-            nearest_known: None,
-        };
-        if let Some((jp, raw)) = &dpkg_jp {
-            if jp != &info.version {
-                disagreements.push(Disagreement {
-                    fact: "jetpack".into(),
-                    values: vec![
-                        sv(FactSource::JetpackTable, info.version.clone(), info.detail.clone()),
-                        sv(FactSource::DpkgJetpack, jp.clone(), format!("nvidia-jetpack {raw}")),
-                    ],
-                    explanation: format!(
-                        "L4T R{} is JetPack {} but the nvidia-jetpack meta-package is {raw}. \
-                         NVIDIA does not always rebuild the meta-package for a BSP update, and a held or \
-                         partial upgrade leaves it behind; the report trusts the L4T release.",
-                        row.l4t, row.jetpack
-                    ),
-                    benign: false,
-                });
-            }
-        }
-        Some(info)
-    } else if let Some((jp, raw)) = &dpkg_jp {
-        let major = major_minor(jp).map(|(m, _)| m);
-        if let (Some(m), Some(inf)) = (major, inferred_major) {
-            if m != inf {
-                disagreements.push(Disagreement {
-                    fact: "jetpack".into(),
-                    values: vec![
-                        sv(FactSource::DpkgJetpack, jp.clone(), format!("nvidia-jetpack {raw}")),
-                        sv(
-                            FactSource::RMajorInference,
-                            format!("{inf}.x"),
-                            l4t.as_ref().map(|i| format!("R{}", i.version)).unwrap_or_default(),
-                        ),
-                    ],
-                    explanation: format!(
-                        "the nvidia-jetpack meta-package says {jp} but the L4T release belongs to JetPack {inf}"
-                    ),
-                    benign: false,
-                });
-            }
-        }
-        Some(JetpackInfo {
-            version: jp.clone(),
-            major,
-            exact: true,
-            source: FactSource::DpkgJetpack,
-            detail: format!("nvidia-jetpack {raw}"),
-            nearest_known: nearest
-                .as_ref()
-                .map(|n| format!("{} (R{})", n.jetpack, n.l4t)),
-        })
-    } else {
-        inferred_major.map(|m| JetpackInfo {
+/// The release file says `file` but the installed `nvidia-l4t-core` is `core`.
+fn l4t_disagreement(file: L4tVersion, core: L4tVersion, core_raw: &str) -> Disagreement {
+    let jp_of = |v: L4tVersion| match lookup_l4t(v) {
+        L4tLookup::Known(row) => format!("JetPack {}", row.jetpack),
+        L4tLookup::Unknown { .. } => "a release missing from the table".to_string(),
+    };
+    Disagreement {
+        fact: "l4t".into(),
+        values: vec![
+            sv(FactSource::ReleaseFile, file.to_string(), RELEASE_FILE),
+            sv(
+                FactSource::DpkgL4tCore,
+                core.to_string(),
+                format!("nvidia-l4t-core {core_raw}"),
+            ),
+        ],
+        explanation: format!(
+            "{RELEASE_FILE} says R{} ({}) but the installed nvidia-l4t-core package is {} ({}): \
+             a partial or interrupted upgrade, or a root filesystem copied from another image. \
+             The report uses the release file; run `sudo apt update && sudo apt full-upgrade` \
+             (or reflash) so that both match.",
+            file,
+            jp_of(file),
+            core,
+            jp_of(core)
+        ),
+        benign: false,
+    }
+}
+
+/// The JetPack release: the L4T's table row, else the `nvidia-jetpack` meta-package, else
+/// the R-major inference; records where the meta-package disagrees.
+fn observe_jetpack(
+    l4t: &L4tPart,
+    dpkg: &DpkgStack,
+    disagreements: &mut Vec<Disagreement>,
+) -> Option<JetpackInfo> {
+    if let Some(row) = &l4t.row {
+        return Some(jetpack_from_table(
+            row,
+            dpkg.jetpack.as_ref(),
+            disagreements,
+        ));
+    }
+    let info = l4t.info.as_ref();
+    let nearest_known = l4t
+        .nearest
+        .as_ref()
+        .map(|n| format!("{} (R{})", n.jetpack, n.l4t));
+    if let Some((jp, raw)) = &dpkg.jetpack {
+        return Some(jetpack_from_dpkg(
+            jp,
+            raw,
+            info,
+            nearest_known,
+            disagreements,
+        ));
+    }
+    info.and_then(|i| i.version.jetpack_major())
+        .map(|m| JetpackInfo {
             version: format!("{m}.x"),
             major: Some(m),
             exact: false,
             source: FactSource::RMajorInference,
             detail: format!(
                 "R{} is not in jetpack.csv; R{} belongs to JetPack {m}",
-                l4t.as_ref()
-                    .map(|i| i.version.to_string())
-                    .unwrap_or_default(),
-                l4t.as_ref().map(|i| i.version.major).unwrap_or_default()
+                info.map(|i| i.version.to_string()).unwrap_or_default(),
+                info.map(|i| i.version.major).unwrap_or_default()
             ),
-            nearest_known: nearest
-                .as_ref()
-                .map(|n| format!("{} (R{})", n.jetpack, n.l4t)),
+            nearest_known,
         })
+}
+
+/// The JetPack of a known L4T release, from its table row; records a disagreeing
+/// `nvidia-jetpack` meta-package.
+fn jetpack_from_table(
+    row: &JetpackRow,
+    dpkg_jp: Option<&(String, String)>,
+    disagreements: &mut Vec<Disagreement>,
+) -> JetpackInfo {
+    let info = JetpackInfo {
+        version: jetpack_core(&row.jetpack).to_string(),
+        major: major_minor(&row.jetpack).map(|(m, _)| m),
+        exact: true,
+        source: FactSource::JetpackTable,
+        detail: format!("jetpack.csv row R{} = JetPack {}", row.l4t, row.jetpack),
+        nearest_known: None,
     };
-    // The table row used for components: exact row, else the nearest older one.
-    let comp_row: Option<(&JetpackRow, FactSource)> = row
+    if let Some((jp, raw)) = dpkg_jp {
+        if jp != &info.version {
+            disagreements.push(Disagreement {
+                fact: "jetpack".into(),
+                values: vec![
+                    sv(FactSource::JetpackTable, info.version.clone(), info.detail.clone()),
+                    sv(FactSource::DpkgJetpack, jp.clone(), format!("nvidia-jetpack {raw}")),
+                ],
+                explanation: format!(
+                    "L4T R{} is JetPack {} but the nvidia-jetpack meta-package is {raw}. \
+                     NVIDIA does not always rebuild the meta-package for a BSP update, and a held or \
+                     partial upgrade leaves it behind; the report trusts the L4T release.",
+                    row.l4t, row.jetpack
+                ),
+                benign: false,
+            });
+        }
+    }
+    info
+}
+
+/// The JetPack of an L4T release missing from the table, from the `nvidia-jetpack`
+/// meta-package; records a major that does not fit the L4T's R-major.
+fn jetpack_from_dpkg(
+    jp: &str,
+    raw: &str,
+    l4t: Option<&L4tInfo>,
+    nearest_known: Option<String>,
+    disagreements: &mut Vec<Disagreement>,
+) -> JetpackInfo {
+    let major = major_minor(jp).map(|(m, _)| m);
+    let inferred_major = l4t.and_then(|i| i.version.jetpack_major());
+    if let (Some(m), Some(inf)) = (major, inferred_major) {
+        if m != inf {
+            disagreements.push(Disagreement {
+                fact: "jetpack".into(),
+                values: vec![
+                    sv(FactSource::DpkgJetpack, jp, format!("nvidia-jetpack {raw}")),
+                    sv(
+                        FactSource::RMajorInference,
+                        format!("{inf}.x"),
+                        l4t.map(|i| format!("R{}", i.version)).unwrap_or_default(),
+                    ),
+                ],
+                explanation: format!(
+                    "the nvidia-jetpack meta-package says {jp} but the L4T release belongs to JetPack {inf}"
+                ),
+                benign: false,
+            });
+        }
+    }
+    JetpackInfo {
+        version: jp.to_string(),
+        major,
+        exact: true,
+        source: FactSource::DpkgJetpack,
+        detail: format!("nvidia-jetpack {raw}"),
+        nearest_known,
+    }
+}
+
+/// The table row the components are compared with: the exact row, else the nearest older one.
+fn component_row(l4t: &L4tPart) -> Option<(&JetpackRow, FactSource)> {
+    l4t.row
         .as_ref()
         .map(|r| (r, FactSource::JetpackTable))
         .or_else(|| {
-            nearest
+            l4t.nearest
                 .as_ref()
                 .map(|r| (r, FactSource::JetpackTableNearest))
-        });
-    let dpkg_sourced = |p: &crate::dpkg::PackageVersion| {
-        Sourced::new(
-            p.version.clone(),
-            FactSource::DpkgPackage,
-            format!("{} {}", p.package, p.dpkg_version),
-        )
-    };
-    let row_detail = |r: &JetpackRow| format!("jetpack.csv row R{} (JetPack {})", r.l4t, r.jetpack);
+        })
+}
 
-    // --- Ubuntu --------------------------------------------------------------
+/// How a table row is named as a source.
+fn row_detail(r: &JetpackRow) -> String {
+    format!("jetpack.csv row R{} (JetPack {})", r.l4t, r.jetpack)
+}
+
+/// A dpkg package's version, sourced to the package.
+fn dpkg_sourced(p: &crate::dpkg::PackageVersion) -> Sourced<String> {
+    Sourced::new(
+        p.version.clone(),
+        FactSource::DpkgPackage,
+        format!("{} {}", p.package, p.dpkg_version),
+    )
+}
+
+/// A component's version from the table row, sourced to that row.
+fn from_row(
+    comp_row: Option<(&JetpackRow, FactSource)>,
+    value: fn(&JetpackRow) -> Option<&String>,
+) -> Option<Sourced<String>> {
+    comp_row
+        .and_then(|(row, src)| value(row).map(|c| Sourced::new(c.clone(), src, row_detail(row))))
+}
+
+/// The Ubuntu release: `/etc/os-release`, else the table row; records where they disagree.
+fn observe_ubuntu(
+    r: &mut Reader<'_>,
+    comp_row: Option<(&JetpackRow, FactSource)>,
+    disagreements: &mut Vec<Disagreement>,
+) -> Option<Sourced<String>> {
     let os_version = r
         .read_text("/etc/os-release")
         .and_then(|t| parse_os_release_version_id(&t));
-    let ubuntu = match (&os_version, comp_row) {
+    match (&os_version, comp_row) {
         (Some(v), row) => {
             if let Some((row, src)) = row {
                 if !row.ubuntu.is_empty() && &row.ubuntu != v {
@@ -644,68 +803,104 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
             Some(Sourced::new(row.ubuntu.clone(), src, row_detail(row)))
         }
         _ => None,
-    };
+    }
+}
 
-    // --- CUDA ----------------------------------------------------------------
-    let cuda_file = find_cuda_file(&mut r);
+/// CUDA, cuDNN, TensorRT and the CUDA forward-compatibility package.
+struct Libraries {
+    cuda: Option<Sourced<String>>,
+    cudnn: Option<Sourced<String>>,
+    tensorrt: Option<Sourced<String>>,
+    cuda_compat: Option<Sourced<String>>,
+}
+
+/// The libraries: the CUDA toolkit directory, dpkg and the table row, reconciled per library.
+fn observe_libraries(
+    r: &mut Reader<'_>,
+    dpkg: &DpkgStack,
+    comp_row: Option<(&JetpackRow, FactSource)>,
+    l4t: Option<&L4tInfo>,
+    disagreements: &mut Vec<Disagreement>,
+) -> Libraries {
+    let cuda_file = find_cuda_file(r);
     let cuda = reconcile_component(
         "cuda",
         "CUDA",
         cuda_file.map(|(v, p)| Sourced::new(v, FactSource::CudaVersionFile, p)),
         dpkg.cuda.as_ref().map(dpkg_sourced),
-        comp_row.and_then(|(row, src)| {
-            row.cuda
-                .as_ref()
-                .map(|c| Sourced::new(c.clone(), src, row_detail(row)))
-        }),
-        &mut disagreements,
+        from_row(comp_row, |row| row.cuda.as_ref()),
+        disagreements,
     );
     let cuda_compat = dpkg.cuda_compat.as_ref().map(dpkg_sourced);
     if let Some(c) = &cuda_compat {
-        // A newer CUDA than the JetPack's, with its compat package, is the
-        // supported upgrade path from JetPack 5.0 on (NVIDIA blog "Simplifying
-        // CUDA Upgrades for NVIDIA Jetson Users"), not a partial upgrade.
-        let jp5_or_later = l4t.as_ref().is_some_and(|i| i.version.major >= 35);
-        for d in disagreements.iter_mut().filter(|d| d.fact == "cuda") {
-            let matches_compat = d
-                .values
-                .first()
-                .is_some_and(|v| major_minor(&v.value) == major_minor(&c.value));
-            if jp5_or_later && matches_compat {
-                d.benign = true;
-                d.explanation = format!(
-                    "{}; {} is installed, NVIDIA's upgradable CUDA path for JetPack 5.0 and later",
-                    d.explanation, c.detail
-                );
-            }
-        }
+        excuse_upgradable_cuda(c, l4t, disagreements);
     }
     let cudnn = reconcile_component(
         "cudnn",
         "cuDNN",
         None,
         dpkg.cudnn.as_ref().map(dpkg_sourced),
-        comp_row.and_then(|(row, src)| {
-            row.cudnn
-                .as_ref()
-                .map(|c| Sourced::new(c.clone(), src, row_detail(row)))
-        }),
-        &mut disagreements,
+        from_row(comp_row, |row| row.cudnn.as_ref()),
+        disagreements,
     );
     let tensorrt = reconcile_component(
         "tensorrt",
         "TensorRT",
         None,
         dpkg.tensorrt.as_ref().map(dpkg_sourced),
-        comp_row.and_then(|(row, src)| {
-            row.tensorrt
-                .as_ref()
-                .map(|c| Sourced::new(c.clone(), src, row_detail(row)))
-        }),
-        &mut disagreements,
+        from_row(comp_row, |row| row.tensorrt.as_ref()),
+        disagreements,
     );
+    Libraries {
+        cuda,
+        cudnn,
+        tensorrt,
+        cuda_compat,
+    }
+}
 
-    // --- module, SoC, compute capability ------------------------------------
+/// Marks the CUDA disagreements benign that the installed compat package `c` explains.
+fn excuse_upgradable_cuda(
+    c: &Sourced<String>,
+    l4t: Option<&L4tInfo>,
+    disagreements: &mut [Disagreement],
+) {
+    // A newer CUDA than the JetPack's, with its compat package, is the
+    // supported upgrade path from JetPack 5.0 on (NVIDIA blog "Simplifying
+    // CUDA Upgrades for NVIDIA Jetson Users"), not a partial upgrade.
+    let jp5_or_later = l4t.is_some_and(|i| i.version.major >= 35);
+    for d in disagreements.iter_mut().filter(|d| d.fact == "cuda") {
+        let matches_compat = d
+            .values
+            .first()
+            .is_some_and(|v| major_minor(&v.value) == major_minor(&c.value));
+        if jp5_or_later && matches_compat {
+            d.benign = true;
+            d.explanation = format!(
+                "{}; {} is installed, NVIDIA's upgradable CUDA path for JetPack 5.0 and later",
+                d.explanation, c.detail
+            );
+        }
+    }
+}
+
+/// The module, SoC and GPU.
+struct Hardware {
+    module: Option<ModuleInfo>,
+    soc: Option<Sourced<Soc>>,
+    compute_capability: Option<Sourced<String>>,
+    gpu_architecture: Option<String>,
+}
+
+/// The module, SoC and compute capability from the device tree and the module table;
+/// records where the model text, the release file's board or the L4T release do not fit.
+fn observe_hardware(
+    r: &mut Reader<'_>,
+    raw: &RawSources,
+    l4t: Option<&L4tInfo>,
+    disagreements: &mut Vec<Disagreement>,
+) -> Hardware {
+    let compat = &raw.compat;
     let table_module = compat.module.as_deref().and_then(lookup_module);
     let module = compat.module.as_ref().map(|pn| ModuleInfo {
         part_number: pn.clone(),
@@ -723,7 +918,50 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
             m.part_number_raw
         ));
     }
-    let soc = match (compat.soc, table_module.and_then(|m| m.soc)) {
+    let soc = reconcile_soc(compat, table_module, disagreements);
+    if let (Some(fam_model), Some(m)) = (raw.model.as_deref().and_then(model_family), table_module)
+    {
+        if fam_model != m.family {
+            disagreements.push(module_family_disagreement(
+                fam_model,
+                raw.model.as_deref(),
+                m,
+            ));
+        }
+    }
+    if let (Some(rel), Some(s)) = (&raw.release, &soc) {
+        if let Some(board) = rel.board.as_deref() {
+            disagreements.extend(board_disagreement(board, s.value));
+        }
+    }
+    if let (Some(s), Some(info)) = (&soc, l4t) {
+        if !s.value.supported_by_r_major(info.version.major) {
+            disagreements.push(soc_release_disagreement(s, info));
+        }
+    }
+    let compute_capability = soc.as_ref().map(|s| {
+        Sourced::new(
+            s.value.compute_capability().to_string(),
+            FactSource::SocTable,
+            format!("{} → {}", s.value.name(), s.value.gpu_architecture()),
+        )
+    });
+    let gpu_architecture = soc.as_ref().map(|s| s.value.gpu_architecture().to_string());
+    Hardware {
+        module,
+        soc,
+        compute_capability,
+        gpu_architecture,
+    }
+}
+
+/// The SoC: the device tree, else the module table; records where they disagree.
+fn reconcile_soc(
+    compat: &Compatible,
+    table_module: Option<&ModuleRow>,
+    disagreements: &mut Vec<Disagreement>,
+) -> Option<Sourced<Soc>> {
+    match (compat.soc, table_module.and_then(|m| m.soc)) {
         (Some(s), tm) => {
             if let Some(t) = tm {
                 if t != s {
@@ -754,130 +992,131 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
             compat.module.clone().unwrap_or_default(),
         )),
         (None, None) => None,
-    };
-    if let (Some(fam_model), Some(m)) = (model.as_deref().and_then(model_family), table_module) {
-        if fam_model != m.family {
-            disagreements.push(Disagreement {
-                fact: "module".into(),
-                values: vec![
-                    sv(FactSource::DeviceTreeCompatible, m.family.clone(), m.part_number.clone()),
-                    sv(FactSource::DeviceTreeModel, fam_model, model.clone().unwrap_or_default()),
-                ],
-                explanation: format!(
-                    "the model string names a {fam_model} but the module part number {} is a {}: the board was \
-                     flashed with another board's configuration (or the model text was customised). The report \
-                     uses the part number.",
-                    m.part_number, m.family
-                ),
-                benign: false,
-            });
-        }
     }
-    if let (Some(rel), Some(s)) = (&release, &soc) {
-        if let Some(board) = rel.board.as_deref() {
-            let expected_ok = match board {
-                "t210ref" => Some(s.value == Soc::Tegra210),
-                "t186ref" => Some(matches!(
-                    s.value,
-                    Soc::Tegra186 | Soc::Tegra194 | Soc::Tegra234
-                )),
-                _ => None,
-            };
-            let lies = match board {
-                "t186ref" => s.value != Soc::Tegra186,
-                "generic" => false,
-                "t210ref" => s.value != Soc::Tegra210,
-                _ => false,
-            };
-            if lies {
-                disagreements.push(Disagreement {
-                    fact: "board".into(),
-                    values: vec![
-                        sv(FactSource::ReleaseFile, board, RELEASE_FILE),
-                        sv(FactSource::DeviceTreeCompatible, s.value.name(), "/proc/device-tree/compatible"),
-                    ],
-                    explanation: if expected_ok == Some(true) {
-                        format!(
-                            "BOARD: {board} is the BSP's build target, not the SoC: NVIDIA's R32–R35 BSPs write \
-                             t186ref on TX2, Xavier and Orin alike. The device tree ({}) is used.",
-                            s.value.name()
-                        )
-                    } else {
-                        format!(
-                            "BOARD: {board} does not fit a {} device: the release file comes from another \
-                             board's image. The device tree is used.",
-                            s.value.name()
-                        )
-                    },
-                    benign: expected_ok == Some(true),
-                });
-            }
-        }
-    }
-    if let (Some(s), Some(info)) = (&soc, &l4t) {
-        if !s.value.supported_by_r_major(info.version.major) {
-            disagreements.push(Disagreement {
-                fact: "soc".into(),
-                values: vec![
-                    sv(s.source, s.value.name(), s.detail.clone()),
-                    sv(info.source, format!("R{}", info.version), info.detail.clone()),
-                ],
-                explanation: format!(
-                    "L4T R{} does not support {} ({}): the files come from different machines or images",
-                    info.version.major,
-                    s.value.name(),
-                    s.value.gpu_architecture()
-                ),
-                benign: false,
-            });
-        }
-    }
-    let compute_capability = soc.as_ref().map(|s| {
-        Sourced::new(
-            s.value.compute_capability().to_string(),
-            FactSource::SocTable,
-            format!("{} → {}", s.value.name(), s.value.gpu_architecture()),
-        )
-    });
-    let gpu_architecture = soc.as_ref().map(|s| s.value.gpu_architecture().to_string());
+}
 
-    // --- power mode ----------------------------------------------------------
+/// The model text names family `fam_model` but the module's part number is of another.
+fn module_family_disagreement(fam_model: &str, model: Option<&str>, m: &ModuleRow) -> Disagreement {
+    Disagreement {
+        fact: "module".into(),
+        values: vec![
+            sv(FactSource::DeviceTreeCompatible, m.family.clone(), m.part_number.clone()),
+            sv(FactSource::DeviceTreeModel, fam_model, model.unwrap_or_default()),
+        ],
+        explanation: format!(
+            "the model string names a {fam_model} but the module part number {} is a {}: the board was \
+             flashed with another board's configuration (or the model text was customised). The report \
+             uses the part number.",
+            m.part_number, m.family
+        ),
+        benign: false,
+    }
+}
+
+/// The release file's `BOARD` against the device tree's SoC: a disagreement (benign for
+/// the BSP build target `t186ref` on a later SoC) when the board names another SoC.
+fn board_disagreement(board: &str, soc: Soc) -> Option<Disagreement> {
+    let expected_ok = match board {
+        "t210ref" => Some(soc == Soc::Tegra210),
+        "t186ref" => Some(matches!(soc, Soc::Tegra186 | Soc::Tegra194 | Soc::Tegra234)),
+        _ => None,
+    };
+    let lies = match board {
+        "t186ref" => soc != Soc::Tegra186,
+        "t210ref" => soc != Soc::Tegra210,
+        _ => false,
+    };
+    if !lies {
+        return None;
+    }
+    Some(Disagreement {
+        fact: "board".into(),
+        values: vec![
+            sv(FactSource::ReleaseFile, board, RELEASE_FILE),
+            sv(
+                FactSource::DeviceTreeCompatible,
+                soc.name(),
+                "/proc/device-tree/compatible",
+            ),
+        ],
+        explanation: if expected_ok == Some(true) {
+            format!(
+                "BOARD: {board} is the BSP's build target, not the SoC: NVIDIA's R32–R35 BSPs write \
+                 t186ref on TX2, Xavier and Orin alike. The device tree ({}) is used.",
+                soc.name()
+            )
+        } else {
+            format!(
+                "BOARD: {board} does not fit a {} device: the release file comes from another \
+                 board's image. The device tree is used.",
+                soc.name()
+            )
+        },
+        benign: expected_ok == Some(true),
+    })
+}
+
+/// The L4T release does not support the SoC: the files come from different machines.
+fn soc_release_disagreement(s: &Sourced<Soc>, info: &L4tInfo) -> Disagreement {
+    Disagreement {
+        fact: "soc".into(),
+        values: vec![
+            sv(s.source, s.value.name(), s.detail.clone()),
+            sv(
+                info.source,
+                format!("R{}", info.version),
+                info.detail.clone(),
+            ),
+        ],
+        explanation: format!(
+            "L4T R{} does not support {} ({}): the files come from different machines or images",
+            info.version.major,
+            s.value.name(),
+            s.value.gpu_architecture()
+        ),
+        benign: false,
+    }
+}
+
+/// The power mode: `/var/lib/nvpmodel/status`, else the configuration's default; notes a
+/// mode the configuration does not declare.
+fn observe_power_mode(r: &mut Reader<'_>) -> Option<PowerModeInfo> {
     let conf = r
         .read_text("/etc/nvpmodel.conf")
         .map(|t| parse_nvpmodel_conf(&t));
     let status = r
         .read_text("/var/lib/nvpmodel/status")
         .and_then(|t| parse_nvpmodel_status(&t));
-    let power_mode = if conf.is_none() && status.is_none() {
-        None
-    } else {
-        let conf = conf.unwrap_or_default();
-        let (id, source) = match &status {
-            Some(s) => (Some(s.pmode), FactSource::NvpmodelStatus),
-            None => (conf.default_mode, FactSource::NvpmodelConfDefault),
-        };
-        if let Some(i) = id {
-            if !conf.modes.is_empty() && conf.name_of(i).is_none() {
-                r.notes.push(format!(
-                    "nvpmodel mode {i} is not declared in /etc/nvpmodel.conf"
-                ));
-            }
-        }
-        Some(PowerModeInfo {
-            id,
-            name: id.and_then(|i| conf.name_of(i).map(str::to_string)),
-            source,
-            default_id: conf.default_mode,
-            default_name: conf
-                .default_mode
-                .and_then(|i| conf.name_of(i).map(str::to_string)),
-            modes: conf.modes.clone(),
-            fan_mode: status.and_then(|s| s.fmode),
-        })
+    if conf.is_none() && status.is_none() {
+        return None;
+    }
+    let conf = conf.unwrap_or_default();
+    let (id, source) = match &status {
+        Some(s) => (Some(s.pmode), FactSource::NvpmodelStatus),
+        None => (conf.default_mode, FactSource::NvpmodelConfDefault),
     };
+    if let Some(i) = id {
+        if !conf.modes.is_empty() && conf.name_of(i).is_none() {
+            r.notes.push(format!(
+                "nvpmodel mode {i} is not declared in /etc/nvpmodel.conf"
+            ));
+        }
+    }
+    Some(PowerModeInfo {
+        id,
+        name: id.and_then(|i| conf.name_of(i).map(str::to_string)),
+        source,
+        default_id: conf.default_mode,
+        default_name: conf
+            .default_mode
+            .and_then(|i| conf.name_of(i).map(str::to_string)),
+        modes: conf.modes.clone(),
+        fan_mode: status.and_then(|s| s.fmode),
+    })
+}
 
-    // --- GPU and clocks ------------------------------------------------------
-    let gpu = find_gpu(&mut r);
+/// The `jetson_clocks` state from the GPU's clocks and every readable CPU's cpufreq limits.
+fn observe_clocks(r: &mut Reader<'_>, gpu: Option<&GpuInfo>) -> ClocksInfo {
     let mut cpus = Vec::new();
     for name in r.list("/sys/devices/system/cpu") {
         let is_cpu = name
@@ -896,34 +1135,11 @@ pub fn observe(files: &dyn JetsonFiles) -> Result<Option<JetsonReport>, JetsonEr
             cpus.push(range);
         }
     }
-    let clocks = ClocksInfo {
-        state: jetson_clocks_state(gpu.as_ref().map(|g| &g.freq_hz), &cpus),
+    ClocksInfo {
+        state: jetson_clocks_state(gpu.map(|g| &g.freq_hz), &cpus),
         cpus_read: cpus.len(),
         cpus_pinned: cpus.iter().filter(|c| c.pinned() == Some(true)).count(),
-    };
-
-    Ok(Some(JetsonReport {
-        model,
-        module,
-        carrier: compat.carrier.clone(),
-        compatible: compat.entries.clone(),
-        soc,
-        compute_capability,
-        gpu_architecture,
-        l4t,
-        release_file: release,
-        jetpack,
-        ubuntu,
-        cuda,
-        cudnn,
-        tensorrt,
-        cuda_compat,
-        power_mode,
-        clocks,
-        gpu,
-        disagreements,
-        notes: r.notes,
-    }))
+    }
 }
 
 /// Installed-file > dpkg > table, with disagreements on major.minor.

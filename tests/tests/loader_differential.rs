@@ -205,8 +205,34 @@ fn cc(
     file
 }
 
+/// Compiles the pool: libraries, requesters, drivers, foreign copies and the runner.
 fn build_pool(dir: &Path) -> Pool {
     std::fs::write(dir.join("lib.c"), LIB_C).unwrap();
+    let libs = build_libs(dir);
+    let requesters = build_requesters(dir);
+    let drivers = build_drivers(dir);
+    let foreign = build_foreign(dir, &libs[1].file);
+    std::fs::write(dir.join("runner.c"), RUNNER_C).unwrap();
+    let runner = dir.join("runner");
+    run(Command::new("cc")
+        .arg("-o")
+        .arg(&runner)
+        .arg(dir.join("runner.c")));
+    Pool {
+        libs,
+        requesters,
+        drivers,
+        foreign,
+        runner,
+    }
+}
+
+const OLD_DTAGS: &str = "-Wl,--disable-new-dtags";
+const NEW_DTAGS: &str = "-Wl,--enable-new-dtags";
+
+/// The leaves (three variants of each soname) and the middles (`libmid.so.1` with each
+/// kind of search path, needing one or two leaves).
+fn build_libs(dir: &Path) -> Vec<PoolLib> {
     let mut libs = Vec::new();
     for (i, soname) in LEAVES.iter().enumerate() {
         for v in 0..3 {
@@ -223,8 +249,7 @@ fn build_pool(dir: &Path) -> Pool {
     }
     let la = libs[0].file.clone();
     let lb = libs[3].file.clone();
-    let old = "-Wl,--disable-new-dtags";
-    let new = "-Wl,--enable-new-dtags";
+    let (old, new) = (OLD_DTAGS, NEW_DTAGS);
     let mids: &[(&[&str], bool)] = &[
         (&[], false),
         (&[old, "-Wl,-rpath,$ORIGIN/../d1"], false),
@@ -251,6 +276,12 @@ fn build_pool(dir: &Path) -> Pool {
             soname: "libmid.so.1",
         });
     }
+    libs
+}
+
+/// The requesting objects (`libreq.so`), one per kind of search path.
+fn build_requesters(dir: &Path) -> Vec<PoolLib> {
+    let (old, new) = (OLD_DTAGS, NEW_DTAGS);
     let reqs: &[&[&str]] = &[
         &[],
         &[old, "-Wl,-rpath,$ORIGIN/../d0:$ORIGIN/../d4"],
@@ -258,8 +289,7 @@ fn build_pool(dir: &Path) -> Pool {
         &["-Wl,-z,nodefaultlib"],
         &[old, "-Wl,-rpath,${ORIGIN}/../d1:"],
     ];
-    let requesters = reqs
-        .iter()
+    reqs.iter()
         .enumerate()
         .map(|(v, flags)| PoolLib {
             file: cc(
@@ -272,12 +302,16 @@ fn build_pool(dir: &Path) -> Pool {
             ),
             soname: "libreq.so",
         })
-        .collect();
+        .collect()
+}
+
+/// The executables: no search path, RPATH `$ORIGIN/d3`, RUNPATH `$ORIGIN/d4`.
+fn build_drivers(dir: &Path) -> Vec<PathBuf> {
     std::fs::write(dir.join("driver.c"), DRIVER_C).unwrap();
-    let drivers = [
+    [
         vec![],
-        vec![old, "-Wl,-rpath,$ORIGIN/d3"],
-        vec![new, "-Wl,-rpath,$ORIGIN/d4"],
+        vec![OLD_DTAGS, "-Wl,-rpath,$ORIGIN/d3"],
+        vec![NEW_DTAGS, "-Wl,-rpath,$ORIGIN/d4"],
     ]
     .iter()
     .enumerate()
@@ -290,15 +324,19 @@ fn build_pool(dir: &Path) -> Pool {
             .args(flags));
         f
     })
-    .collect();
-    // Another machine (AArch64), another class (32-bit), and a text file.
-    let bytes = std::fs::read(&libs[1].file).unwrap();
+    .collect()
+}
+
+/// Copies of `leaf` for another machine (AArch64) and another class (32-bit), and a
+/// text file.
+fn build_foreign(dir: &Path, leaf: &Path) -> Vec<PathBuf> {
+    let bytes = std::fs::read(leaf).unwrap();
     let mut machine = bytes.clone();
     machine[18] = 183;
     machine[19] = 0;
     let mut class = bytes;
     class[4] = 1;
-    let foreign: Vec<PathBuf> = [
+    [
         ("foreign_machine.so", machine),
         ("foreign_class.so", class),
         (
@@ -316,20 +354,7 @@ fn build_pool(dir: &Path) -> Pool {
         std::fs::write(&f, b).unwrap();
         f
     })
-    .collect();
-    std::fs::write(dir.join("runner.c"), RUNNER_C).unwrap();
-    let runner = dir.join("runner");
-    run(Command::new("cc")
-        .arg("-o")
-        .arg(&runner)
-        .arg(dir.join("runner.c")));
-    Pool {
-        libs,
-        requesters,
-        drivers,
-        foreign,
-        runner,
-    }
+    .collect()
 }
 
 /// One step of a case: `dlopen` of a path from the executable, or of a name
@@ -803,9 +828,9 @@ fn check_target(target: &Target, driver: &Path) {
     );
 }
 
-#[test]
-fn the_model_loads_what_glibc_loads() {
-    let started = Instant::now();
+/// The seed and the number of worlds: `GPUKB_LOADER_SEED` and `GPUKB_LOADER_WORLDS`, or
+/// the defaults.
+fn seed_and_worlds() -> (u64, usize) {
     let seed: u64 = std::env::var("GPUKB_LOADER_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -816,6 +841,138 @@ fn the_model_loads_what_glibc_loads() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(MIN_CASES.div_ceil(CASES_PER_WORLD) + 10);
+    (seed, n_worlds)
+}
+
+/// Builds `n_worlds` worlds from the pool, with [`CASES_PER_WORLD`] cases in each.
+fn generate(rng: &mut Rng, pool: &Pool, base: &Path, n_worlds: usize) -> (Vec<World>, Vec<Case>) {
+    let mut worlds = Vec::new();
+    let mut cases = Vec::new();
+    for w in 0..n_worlds {
+        let world = build_world(rng, pool, base, w);
+        for _ in 0..CASES_PER_WORLD {
+            let id = cases.len();
+            cases.push(gen_case(rng, &world, w, id));
+        }
+        worlds.push(world);
+    }
+    (worlds, cases)
+}
+
+/// What the model is given for each world: this host's target with the world's `/usr/lib`
+/// as a default directory, and the world's `ld.so.cache`.
+fn model_setups(worlds: &[World], real_target: &Target) -> Vec<(Target, Vec<CacheEntry>)> {
+    worlds
+        .iter()
+        .map(|w| {
+            let mut t = real_target.clone();
+            let u = w.usrlib.display().to_string();
+            t.default_dirs = vec![
+                "/lib/x86_64-linux-gnu".into(),
+                "/usr/lib/x86_64-linux-gnu".into(),
+                u.clone(),
+                u,
+            ];
+            let cache = parse_ld_cache(&std::fs::read(&w.cache).unwrap()).unwrap();
+            (t, cache)
+        })
+        .collect()
+}
+
+/// The cases with glibc's answers and what the model needs to answer them.
+struct Differential<'a> {
+    host: &'a Host,
+    cases: &'a [Case],
+    setups: &'a [(Target, Vec<CacheEntry>)],
+    glibc: &'a BTreeMap<usize, Outcome>,
+    base: String,
+}
+
+impl Differential<'_> {
+    /// Asks the model every case under `rules`: the disagreements with glibc, and how
+    /// many cases each rule decided.
+    fn compare(&self, rules: &Rules) -> (Vec<String>, BTreeMap<LoadRule, usize>) {
+        let mut bad = Vec::new();
+        let mut counts = BTreeMap::new();
+        for c in self.cases {
+            let (t, cache) = &self.setups[c.world];
+            let (model, used) = ask_model(self.host, t, cache, c, rules.clone(), &self.base);
+            for r in used {
+                *counts.entry(r).or_insert(0) += 1;
+            }
+            let real = &self.glibc[&c.id];
+            if &model != real {
+                bad.push(format!(
+                    "case {} (world {}): {c:?}\n  glibc: {real:?}\n  model: {model:?}",
+                    c.id, c.world
+                ));
+            }
+        }
+        (bad, counts)
+    }
+}
+
+/// Prints what `LD_DEBUG=libs` shows of the first disagreeing case, to read with the failure.
+fn print_ld_debug(pool: &Pool, base: &Path, worlds: &[World], cases: &[Case], bad: &[String]) {
+    let Some(id) = bad
+        .first()
+        .and_then(|b| b.split_whitespace().nth(1)?.parse::<usize>().ok())
+    else {
+        return;
+    };
+    let mut c = cases[id].clone();
+    c.ld_preload = c.ld_preload.clone();
+    let w = c.world;
+    let mut s = script(&worlds[w..=w], &[Case { world: 0, ..c }]);
+    s = s.replace("\nA ", "\nE LD_DEBUG=libs\nD x\nA ");
+    let file = base.join("debug.txt");
+    std::fs::write(&file, s).unwrap();
+    let out = Command::new("unshare")
+        .arg("-rm")
+        .arg(&pool.runner)
+        .arg(&file)
+        .arg(base.join("saved-multiarch"))
+        .arg(MULTIARCH)
+        .output()
+        .unwrap();
+    println!(
+        "LD_DEBUG=libs of case {id}:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Every rule decided at least [`MIN_PER_RULE`] cases, and turning any one off changes
+/// some answer.
+fn assert_every_rule_matters(d: &Differential<'_>, counts: &BTreeMap<LoadRule, usize>, seed: u64) {
+    for r in LoadRule::ALL
+        .into_iter()
+        .filter(|r| *r != LoadRule::Framework)
+    {
+        let n = counts.get(&r).copied().unwrap_or(0);
+        assert!(
+            n >= MIN_PER_RULE,
+            "rule {} decided only {n} cases (seed {seed})",
+            r.name()
+        );
+        let (bad, _) = d.compare(&Rules::without(r));
+        println!(
+            "without {}: {} of {} cases disagree",
+            r.name(),
+            bad.len(),
+            d.cases.len()
+        );
+        assert!(
+            !bad.is_empty(),
+            "turning off rule {} changes no answer (seed {seed})",
+            r.name()
+        );
+    }
+}
+
+#[test]
+fn the_model_loads_what_glibc_loads() {
+    let started = Instant::now();
+    let (seed, n_worlds) = seed_and_worlds();
     println!(
         "loader differential: seed {seed} (GPUKB_LOADER_SEED={seed} reproduces), {n_worlds} worlds"
     );
@@ -832,80 +989,20 @@ fn the_model_loads_what_glibc_loads() {
     let host = Host::live(LiveOptions::default());
     let real_target = Target::detect(&host, glibc_version());
     check_target(&real_target, &pool.drivers[0]);
-    let mut rng = Rng(seed);
-    let mut worlds = Vec::new();
-    let mut cases = Vec::new();
-    for w in 0..n_worlds {
-        let world = build_world(&mut rng, &pool, &base, w);
-        for _ in 0..CASES_PER_WORLD {
-            let id = cases.len();
-            cases.push(gen_case(&mut rng, &world, w, id));
-        }
-        worlds.push(world);
-    }
+    let (worlds, cases) = generate(&mut Rng(seed), &pool, &base, n_worlds);
     let built = started.elapsed();
     let glibc = ask_glibc(&pool, &base, &worlds, &cases);
     let asked = started.elapsed();
-    let setups: Vec<(Target, Vec<CacheEntry>)> = worlds
-        .iter()
-        .map(|w| {
-            let mut t = real_target.clone();
-            let u = w.usrlib.display().to_string();
-            t.default_dirs = vec![
-                "/lib/x86_64-linux-gnu".into(),
-                "/usr/lib/x86_64-linux-gnu".into(),
-                u.clone(),
-                u,
-            ];
-            let cache = parse_ld_cache(&std::fs::read(&w.cache).unwrap()).unwrap();
-            (t, cache)
-        })
-        .collect();
-    let base_s = base.display().to_string();
-    let compare = |rules: Rules| -> (Vec<String>, BTreeMap<LoadRule, usize>) {
-        let mut bad = Vec::new();
-        let mut counts = BTreeMap::new();
-        for c in &cases {
-            let (t, cache) = &setups[c.world];
-            let (model, used) = ask_model(&host, t, cache, c, rules.clone(), &base_s);
-            for r in used {
-                *counts.entry(r).or_insert(0) += 1;
-            }
-            let real = &glibc[&c.id];
-            if &model != real {
-                bad.push(format!(
-                    "case {} (world {}): {c:?}\n  glibc: {real:?}\n  model: {model:?}",
-                    c.id, c.world
-                ));
-            }
-        }
-        (bad, counts)
+    let setups = model_setups(&worlds, &real_target);
+    let d = Differential {
+        host: &host,
+        cases: &cases,
+        setups: &setups,
+        glibc: &glibc,
+        base: base.display().to_string(),
     };
-    let (bad, counts) = compare(Rules::all());
-    if let Some(id) = bad
-        .first()
-        .and_then(|b| b.split_whitespace().nth(1)?.parse::<usize>().ok())
-    {
-        let mut c = cases[id].clone();
-        c.ld_preload = c.ld_preload.clone();
-        let w = c.world;
-        let mut s = script(&worlds[w..=w], &[Case { world: 0, ..c }]);
-        s = s.replace("\nA ", "\nE LD_DEBUG=libs\nD x\nA ");
-        let file = base.join("debug.txt");
-        std::fs::write(&file, s).unwrap();
-        let out = Command::new("unshare")
-            .arg("-rm")
-            .arg(&pool.runner)
-            .arg(&file)
-            .arg(base.join("saved-multiarch"))
-            .arg(MULTIARCH)
-            .output()
-            .unwrap();
-        println!(
-            "LD_DEBUG=libs of case {id}:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-    }
+    let (bad, counts) = d.compare(&Rules::all());
+    print_ld_debug(&pool, &base, &worlds, &cases, &bad);
     println!(
         "{} cases in {} worlds; per rule: {counts:?}; built in {:.1?}, glibc answered in {:.1?}",
         cases.len(),
@@ -920,28 +1017,6 @@ fn the_model_loads_what_glibc_loads() {
         cases.len(),
         bad.iter().take(3).cloned().collect::<Vec<_>>().join("\n")
     );
-    for r in LoadRule::ALL
-        .into_iter()
-        .filter(|r| *r != LoadRule::Framework)
-    {
-        let n = counts.get(&r).copied().unwrap_or(0);
-        assert!(
-            n >= MIN_PER_RULE,
-            "rule {} decided only {n} cases (seed {seed})",
-            r.name()
-        );
-        let (bad, _) = compare(Rules::without(r));
-        println!(
-            "without {}: {} of {} cases disagree",
-            r.name(),
-            bad.len(),
-            cases.len()
-        );
-        assert!(
-            !bad.is_empty(),
-            "turning off rule {} changes no answer (seed {seed})",
-            r.name()
-        );
-    }
+    assert_every_rule_matters(&d, &counts, seed);
     println!("loader differential: {:.1?} in all", started.elapsed());
 }

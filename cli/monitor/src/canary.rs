@@ -12,6 +12,7 @@
 //! and its device files out of the daemon: the daemon never pins the kernel
 //! module through CUDA.
 
+pub use crate::model::{ComputeMode, GpuFacts};
 use gpukb_agent::probe::canary::CanaryRun;
 use gpukb_agent::probe::ProbeError;
 use serde::{Deserialize, Serialize};
@@ -20,48 +21,6 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// A GPU's compute mode (`nvmlComputeMode_t`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ComputeMode {
-    Default,
-    ExclusiveThread,
-    Prohibited,
-    ExclusiveProcess,
-}
-
-impl ComputeMode {
-    /// Reads nvidia-smi's and NVML's spellings (`Default`, `Exclusive_Process`,
-    /// `E. Process`, `Prohibited`, `Exclusive_Thread`).
-    pub fn parse(s: &str) -> Option<ComputeMode> {
-        let t = s.trim().to_ascii_lowercase().replace([' ', '.', '-'], "_");
-        Some(match t.as_str() {
-            "default" => ComputeMode::Default,
-            "exclusive_process" | "e__process" | "e_process" => ComputeMode::ExclusiveProcess,
-            "exclusive_thread" | "e__thread" | "e_thread" => ComputeMode::ExclusiveThread,
-            "prohibited" => ComputeMode::Prohibited,
-            _ => return None,
-        })
-    }
-}
-
-/// What NVML says about one GPU, as far as the canary cares. `Err` holds why
-/// a fact could not be read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GpuFacts {
-    /// NVML index.
-    pub index: u32,
-    pub uuid: String,
-    pub model: String,
-    pub compute_mode: Result<ComputeMode, String>,
-    /// MIG mode currently enabled.
-    pub mig_enabled: Result<bool, String>,
-    /// Compute processes running on the GPU now.
-    pub compute_processes: Result<u32, String>,
-    /// Set when NVML did not answer for this GPU in time.
-    pub unresponsive: Option<String>,
-}
 
 /// Why the canary left a GPU alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,6 +134,9 @@ pub struct CanaryResult {
     pub at: i64,
     pub outcome: Outcome,
 }
+
+/// The newest canary results, or why there are none (no NVML).
+pub type CanaryStatus = Result<Vec<CanaryResult>, String>;
 
 /// What the child process prints: `step NAME` before each CUDA call, then one
 /// `result JSON` line.
@@ -384,57 +346,5 @@ pub fn event_of(
             Some(make(Some(l.to_string())))
         }
         (Outcome::Passed { .. }, _) => None,
-    }
-}
-
-/// The canary's metric families: `gpukb_canary_ok` and `gpukb_canary_seconds`
-/// for GPUs it ran on, `gpukb_canary_skipped{reason}` for the others, and
-/// `gpukb_canary_failure_info{call,code,name}` for a failure.
-pub fn families(e: &mut crate::metrics::Exposition, results: &[CanaryResult]) {
-    use crate::metrics::Kind;
-    for r in results {
-        let idx = r.index.to_string();
-        let id = [
-            ("gpu", idx.as_str()),
-            ("UUID", r.uuid.as_str()),
-            ("modelName", r.model.as_str()),
-        ];
-        let ok = "1 when the canary (a context, a small kernel and a host<->device copy, verified) passed on this GPU, 0 when it failed.";
-        let secs = "How long the newest canary took on this GPU (s).";
-        match &r.outcome {
-            Outcome::Passed { seconds, .. } => {
-                e.family("gpukb_canary_ok", ok, Kind::Gauge).add(&id, 1.0);
-                e.family("gpukb_canary_seconds", secs, Kind::Gauge)
-                    .add(&id, *seconds);
-            }
-            Outcome::Failed {
-                seconds,
-                call,
-                code,
-                name,
-            } => {
-                e.family("gpukb_canary_ok", ok, Kind::Gauge).add(&id, 0.0);
-                e.family("gpukb_canary_seconds", secs, Kind::Gauge)
-                    .add(&id, *seconds);
-                let code = code.map(|c| c.to_string()).unwrap_or_default();
-                e.family(
-                    "gpukb_canary_failure_info",
-                    "The CUDA call the newest canary failed at, with its CUresult (code empty for a hang or a wrong result).",
-                    Kind::Gauge,
-                )
-                .add(
-                    &[id[0], id[1], id[2], ("call", call), ("code", &code), ("name", name)],
-                    1.0,
-                );
-            }
-            Outcome::Skipped { reason, .. } => {
-                e.family(
-                    "gpukb_canary_skipped",
-                    "1 when the canary left this GPU alone, with the reason (exclusive_compute_mode, compute_prohibited, mig_enabled, compute_processes_running, facts_unreadable, gpu_unresponsive, driver_upgrade_pending).",
-                    Kind::Gauge,
-                )
-                .add(&[id[0], id[1], id[2], ("reason", reason)], 1.0);
-            }
-        }
     }
 }

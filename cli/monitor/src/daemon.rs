@@ -8,6 +8,7 @@
 //! changes (checked by `stat`). SIGTERM/SIGINT stop it after the current
 //! step; SIGHUP reopens the history and rewrites the textfile.
 
+pub use crate::canary::CanaryStatus;
 use crate::canary::{self as canary_mod, CanaryResult, Launcher};
 use crate::diff::{self, Change, Side};
 use crate::kernel_log;
@@ -64,9 +65,6 @@ pub struct CanaryConfig {
     pub every: Duration,
     pub launcher: crate::canary::ChildLauncher,
 }
-
-/// The newest canary results, or why there are none (no NVML).
-pub type CanaryStatus = Result<Vec<CanaryResult>, String>;
 
 /// What one pass found.
 #[derive(Debug, Clone)]

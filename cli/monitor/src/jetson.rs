@@ -6,7 +6,7 @@
 //! is reported `unsupported: needs root`, never as 0. Nothing is written:
 //! unlike jtop, no clock, fan or power-mode control.
 
-use crate::telemetry::{Extra, GpuSample, Metric, Reading};
+use crate::model::{Extra, GpuSample, Metric, Reading};
 use gpukb_agent::host::{Host, HostError};
 use gpukb_jetson::JetsonReport;
 

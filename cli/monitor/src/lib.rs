@@ -7,7 +7,9 @@
 //! kernel-log reader for Xid events ([`kernel_log`]), telemetry
 //! ([`telemetry`], [`jetson`]), the optional canary ([`canary`]), the Xid
 //! policy that turns kernel-log events into a hardware verdict
-//! ([`xid_policy`]) and the exporters ([`metrics`], [`http`]).
+//! ([`xid_policy`]) and the exporters ([`metrics`], [`http`]). The data
+//! these parts hand each other (telemetry samples, the canary's GPU facts)
+//! lives in [`model`], which depends on none of them.
 //!
 //! Why a crate of its own, here: the dependencies point one way.
 //! `gpukb-facts` ← `gpukb-agent` (the observer) ← `gpukb-monitor` → `gpukb-kb`
@@ -28,6 +30,7 @@ pub mod http;
 pub mod jetson;
 pub mod kernel_log;
 pub mod metrics;
+pub mod model;
 pub mod paths;
 pub mod snapshot;
 pub mod stack;

@@ -13,20 +13,16 @@
 //! is left out and `gpukb_metric_supported{metric,gpu,reason} 0` says so;
 //! it is never exported as 0.
 
+use crate::canary::{CanaryResult, CanaryStatus, Outcome};
+pub use crate::model::Kind;
+use crate::model::{Reading, Telemetry};
 use crate::snapshot::Snapshot;
 use crate::store::KernelCount;
-use crate::telemetry::{Reading, Telemetry};
+use crate::xid_policy::HardwareVerdict;
 use crate::MonitorError;
 use gpukb_kb::diagnose::{Severity, Verdict};
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// The metric type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Gauge,
-    Counter,
-}
 
 /// One metric family: name, help, type and samples.
 #[derive(Debug, Clone)]
@@ -183,9 +179,9 @@ pub struct Inputs<'a> {
     /// Whether the kernel log could be read, and why not.
     pub kernel_log: Result<(), String>,
     /// The newest canary results (`None`: the canary is off).
-    pub canary: Option<&'a crate::daemon::CanaryStatus>,
+    pub canary: Option<&'a CanaryStatus>,
     /// The hardware verdict over this boot's kernel-log events (`None`: not judged).
-    pub hardware: Option<&'a crate::xid_policy::HardwareVerdict>,
+    pub hardware: Option<&'a HardwareVerdict>,
 }
 
 /// `gpukb_health`'s value: 0 ok, 1 warning, 2 failure, 3 unknown.
@@ -208,112 +204,13 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
     )
     .add(&[("version", i.version), ("kb_as_of", i.kb_as_of)], 1.0);
     if let Some(s) = i.snapshot {
-        let d = &s.diagnosis;
-        let node = match i.hardware {
-            Some(h) => crate::xid_policy::combine(d.verdict, h.level),
-            None => d.verdict,
-        };
-        e.family(
-            "gpukb_health",
-            "The node's verdict over the stack (the doctor's) and the hardware (kernel-log events by the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
-            Kind::Gauge,
-        )
-        .add(&[], health_value(node));
-        let layer = e.family(
-            "gpukb_health_layer",
-            "The verdict of one layer: stack (the doctor's) or hardware (the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
-            Kind::Gauge,
-        );
-        layer.add(&[("layer", "stack")], health_value(d.verdict));
-        if let Some(h) = i.hardware {
-            layer.add(
-                &[("layer", "hardware")],
-                health_value(crate::xid_policy::level_verdict(h.level)),
-            );
-        }
-        let f = e.family(
-            "gpukb_root_cause_info",
-            "A root cause the doctor found (1 while it holds), by category and chain layer.",
-            Kind::Gauge,
-        );
-        for r in d
-            .findings
-            .iter()
-            .filter(|f| f.root_cause && f.severity != Severity::Info)
-        {
-            f.add(
-                &[
-                    ("category", &r.category),
-                    ("layer", r.layer.id()),
-                    ("check", r.check.name()),
-                ],
-                1.0,
-            );
-        }
-        e.family(
-            "gpukb_last_snapshot_timestamp_seconds",
-            "When the newest stack snapshot was taken (Unix time).",
-            Kind::Gauge,
-        )
-        .add(&[], s.at as f64);
-        if let Some(pm) = s
-            .fingerprint
-            .jetson
-            .value()
-            .and_then(|j| j.power_mode.as_ref())
-        {
-            if let Some(id) = pm.id {
-                e.family(
-                    "gpukb_nvpmodel_mode",
-                    "The Jetson's active nvpmodel power mode id, with its name.",
-                    Kind::Gauge,
-                )
-                .add(&[("name", pm.name.as_deref().unwrap_or(""))], f64::from(id));
-            }
-        }
-        if let Some(nvml) = s.fingerprint.nvml.value() {
-            let f = e.family(
-                "gpukb_gpu_info",
-                "One per GPU the stack snapshot saw, with its driver version.",
-                Kind::Gauge,
-            );
-            for g in &nvml.gpus {
-                f.add(
-                    &[
-                        ("gpu", &g.index.to_string()),
-                        ("UUID", &g.uuid),
-                        ("modelName", &g.name),
-                        ("driver_version", &nvml.driver_version.to_string()),
-                    ],
-                    1.0,
-                );
-            }
-        }
+        health_families(&mut e, s, i.hardware);
+        snapshot_families(&mut e, s);
     }
     if let Some(t) = i.telemetry {
         telemetry_families(&mut e, t);
     }
-    let f = e.family(
-        "gpukb_xid_total",
-        "NVRM Xid events in the kernel log of this boot, by GPU (PCI address) and Xid; a reboot resets it.",
-        Kind::Counter,
-    );
-    for k in i.kernel.iter().filter(|k| k.kind == "xid") {
-        let code = k.code.map(|c| c.to_string()).unwrap_or_default();
-        f.add(&[("gpu", &k.gpu), ("xid", &code)], k.count as f64);
-    }
-    let f = e.family(
-        "gpukb_kernel_event_total",
-        "NVIDIA kernel-log events of this boot other than Xid (sxid, fallen_off_bus, gsp_timeout); a reboot resets it.",
-        Kind::Counter,
-    );
-    for k in i.kernel.iter().filter(|k| k.kind != "xid") {
-        let code = k.code.map(|c| c.to_string()).unwrap_or_default();
-        f.add(
-            &[("gpu", &k.gpu), ("kind", &k.kind), ("code", &code)],
-            k.count as f64,
-        );
-    }
+    kernel_families(&mut e, i.kernel);
     let f = e.family(
         "gpukb_stack_change_total",
         "Stack changes seen between snapshots, by fact (driver.version, python.torch.version ...).",
@@ -323,8 +220,131 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
         f.add(&[("what", what)], *n as f64);
     }
     if let Some(Ok(results)) = i.canary {
-        crate::canary::families(&mut e, results);
+        canary_families(&mut e, results);
     }
+    supported_family(&mut e, i);
+    e
+}
+
+/// `gpukb_health` and `gpukb_health_layer` (the stack's verdict and the hardware's), and
+/// `gpukb_root_cause_info` for each root cause the doctor found.
+fn health_families(e: &mut Exposition, s: &Snapshot, hardware: Option<&HardwareVerdict>) {
+    let d = &s.diagnosis;
+    let node = match hardware {
+        Some(h) => crate::xid_policy::combine(d.verdict, h.level),
+        None => d.verdict,
+    };
+    e.family(
+        "gpukb_health",
+        "The node's verdict over the stack (the doctor's) and the hardware (kernel-log events by the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
+        Kind::Gauge,
+    )
+    .add(&[], health_value(node));
+    let layer = e.family(
+        "gpukb_health_layer",
+        "The verdict of one layer: stack (the doctor's) or hardware (the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
+        Kind::Gauge,
+    );
+    layer.add(&[("layer", "stack")], health_value(d.verdict));
+    if let Some(h) = hardware {
+        layer.add(
+            &[("layer", "hardware")],
+            health_value(crate::xid_policy::level_verdict(h.level)),
+        );
+    }
+    let f = e.family(
+        "gpukb_root_cause_info",
+        "A root cause the doctor found (1 while it holds), by category and chain layer.",
+        Kind::Gauge,
+    );
+    for r in d
+        .findings
+        .iter()
+        .filter(|f| f.root_cause && f.severity != Severity::Info)
+    {
+        f.add(
+            &[
+                ("category", &r.category),
+                ("layer", r.layer.id()),
+                ("check", r.check.name()),
+            ],
+            1.0,
+        );
+    }
+}
+
+/// What the newest stack snapshot saw: when it was taken, the Jetson's power mode, and
+/// one `gpukb_gpu_info` per GPU with its driver version.
+fn snapshot_families(e: &mut Exposition, s: &Snapshot) {
+    e.family(
+        "gpukb_last_snapshot_timestamp_seconds",
+        "When the newest stack snapshot was taken (Unix time).",
+        Kind::Gauge,
+    )
+    .add(&[], s.at as f64);
+    if let Some(pm) = s
+        .fingerprint
+        .jetson
+        .value()
+        .and_then(|j| j.power_mode.as_ref())
+    {
+        if let Some(id) = pm.id {
+            e.family(
+                "gpukb_nvpmodel_mode",
+                "The Jetson's active nvpmodel power mode id, with its name.",
+                Kind::Gauge,
+            )
+            .add(&[("name", pm.name.as_deref().unwrap_or(""))], f64::from(id));
+        }
+    }
+    if let Some(nvml) = s.fingerprint.nvml.value() {
+        let f = e.family(
+            "gpukb_gpu_info",
+            "One per GPU the stack snapshot saw, with its driver version.",
+            Kind::Gauge,
+        );
+        for g in &nvml.gpus {
+            f.add(
+                &[
+                    ("gpu", &g.index.to_string()),
+                    ("UUID", &g.uuid),
+                    ("modelName", &g.name),
+                    ("driver_version", &nvml.driver_version.to_string()),
+                ],
+                1.0,
+            );
+        }
+    }
+}
+
+/// The kernel-log counters of this boot: `gpukb_xid_total` and `gpukb_kernel_event_total`.
+fn kernel_families(e: &mut Exposition, kernel: &[KernelCount]) {
+    let f = e.family(
+        "gpukb_xid_total",
+        "NVRM Xid events in the kernel log of this boot, by GPU (PCI address) and Xid; a reboot resets it.",
+        Kind::Counter,
+    );
+    for k in kernel.iter().filter(|k| k.kind == "xid") {
+        let code = k.code.map(|c| c.to_string()).unwrap_or_default();
+        f.add(&[("gpu", &k.gpu), ("xid", &code)], k.count as f64);
+    }
+    let f = e.family(
+        "gpukb_kernel_event_total",
+        "NVIDIA kernel-log events of this boot other than Xid (sxid, fallen_off_bus, gsp_timeout); a reboot resets it.",
+        Kind::Counter,
+    );
+    for k in kernel.iter().filter(|k| k.kind != "xid") {
+        let code = k.code.map(|c| c.to_string()).unwrap_or_default();
+        f.add(
+            &[("gpu", &k.gpu), ("kind", &k.kind), ("code", &code)],
+            k.count as f64,
+        );
+    }
+}
+
+/// `gpukb_metric_supported`: 0, with the reason, for each metric that cannot be read here
+/// (the canary, the kernel log, a board reading, telemetry as a whole or one GPU's value).
+fn supported_family(e: &mut Exposition, i: &Inputs<'_>) {
     let sup = e.family(
         "gpukb_metric_supported",
         "0 when a metric cannot be read on this platform (it is then left out, not exported as 0), with the reason.",
@@ -351,48 +371,54 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
         );
     }
     if let Some(t) = i.telemetry {
-        for x in &t.extra {
-            if let Reading::Unsupported(why) = &x.reading {
-                let what = x
-                    .labels
-                    .iter()
-                    .map(|(_, v)| v.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                sup.add(
-                    &[("metric", x.metric), ("gpu", &what), ("reason", why)],
-                    0.0,
-                );
-            }
+        telemetry_unsupported(sup, t);
+    }
+}
+
+/// The samples of `gpukb_metric_supported` for the telemetry values that cannot be read.
+fn telemetry_unsupported(sup: &mut Family, t: &Telemetry) {
+    for x in &t.extra {
+        if let Reading::Unsupported(why) = &x.reading {
+            let what = x
+                .labels
+                .iter()
+                .map(|(_, v)| v.as_str())
+                .collect::<Vec<_>>()
+                .join(",");
+            sup.add(
+                &[("metric", x.metric), ("gpu", &what), ("reason", why)],
+                0.0,
+            );
         }
-        match &t.gpus {
-            Err(why) => {
-                sup.add(
-                    &[("metric", "telemetry"), ("gpu", "all"), ("reason", why)],
-                    0.0,
-                );
-            }
-            Ok(gpus) => {
-                for g in gpus {
-                    for (m, r) in &g.readings {
-                        if let Reading::Unsupported(why) = r {
-                            sup.add(
-                                &[
-                                    ("metric", m.name()),
-                                    ("gpu", &g.index.to_string()),
-                                    ("reason", why),
-                                ],
-                                0.0,
-                            );
-                        }
+    }
+    match &t.gpus {
+        Err(why) => {
+            sup.add(
+                &[("metric", "telemetry"), ("gpu", "all"), ("reason", why)],
+                0.0,
+            );
+        }
+        Ok(gpus) => {
+            for g in gpus {
+                for (m, r) in &g.readings {
+                    if let Reading::Unsupported(why) = r {
+                        sup.add(
+                            &[
+                                ("metric", m.name()),
+                                ("gpu", &g.index.to_string()),
+                                ("reason", why),
+                            ],
+                            0.0,
+                        );
                     }
                 }
             }
         }
     }
-    e
 }
 
+/// The telemetry sample's values: board-level readings, then each GPU's metrics and
+/// `gpukb_gpu_unresponsive` for a GPU that did not answer.
 fn telemetry_families(e: &mut Exposition, t: &Telemetry) {
     for x in &t.extra {
         if let Reading::Value(v) = x.reading {
@@ -424,6 +450,57 @@ fn telemetry_families(e: &mut Exposition, t: &Telemetry) {
                 Kind::Gauge,
             )
             .add(&[labels[0], labels[1], labels[2], ("reason", unresponsive)], 1.0);
+        }
+    }
+}
+
+/// The canary's metric families: `gpukb_canary_ok` and `gpukb_canary_seconds`
+/// for GPUs it ran on, `gpukb_canary_skipped{reason}` for the others, and
+/// `gpukb_canary_failure_info{call,code,name}` for a failure.
+fn canary_families(e: &mut Exposition, results: &[CanaryResult]) {
+    for r in results {
+        let idx = r.index.to_string();
+        let id = [
+            ("gpu", idx.as_str()),
+            ("UUID", r.uuid.as_str()),
+            ("modelName", r.model.as_str()),
+        ];
+        let ok = "1 when the canary (a context, a small kernel and a host<->device copy, verified) passed on this GPU, 0 when it failed.";
+        let secs = "How long the newest canary took on this GPU (s).";
+        match &r.outcome {
+            Outcome::Passed { seconds, .. } => {
+                e.family("gpukb_canary_ok", ok, Kind::Gauge).add(&id, 1.0);
+                e.family("gpukb_canary_seconds", secs, Kind::Gauge)
+                    .add(&id, *seconds);
+            }
+            Outcome::Failed {
+                seconds,
+                call,
+                code,
+                name,
+            } => {
+                e.family("gpukb_canary_ok", ok, Kind::Gauge).add(&id, 0.0);
+                e.family("gpukb_canary_seconds", secs, Kind::Gauge)
+                    .add(&id, *seconds);
+                let code = code.map(|c| c.to_string()).unwrap_or_default();
+                e.family(
+                    "gpukb_canary_failure_info",
+                    "The CUDA call the newest canary failed at, with its CUresult (code empty for a hang or a wrong result).",
+                    Kind::Gauge,
+                )
+                .add(
+                    &[id[0], id[1], id[2], ("call", call), ("code", &code), ("name", name)],
+                    1.0,
+                );
+            }
+            Outcome::Skipped { reason, .. } => {
+                e.family(
+                    "gpukb_canary_skipped",
+                    "1 when the canary left this GPU alone, with the reason (exclusive_compute_mode, compute_prohibited, mig_enabled, compute_processes_running, facts_unreadable, gpu_unresponsive, driver_upgrade_pending).",
+                    Kind::Gauge,
+                )
+                .add(&[id[0], id[1], id[2], ("reason", reason)], 1.0);
+            }
         }
     }
 }

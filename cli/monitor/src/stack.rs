@@ -1,7 +1,7 @@
 //! A fingerprint seen as the stack users talk about: a flat map from stable
 //! fact keys (`driver.version`, `gpu[0].uuid`,
 //! `python[/opt/venv].torch.version`) to what was observed, with the chain
-//! layer each fact belongs to. [`diff`](crate::diff) compares two of these.
+//! layer each fact belongs to. The `diff` module compares two of these.
 //!
 //! Observed values keep their state: a found value, a source seen to hold
 //! nothing (absent), and a source that could not be read or looked at

@@ -7,6 +7,8 @@
 //! [`Reading::Unsupported`] with the reason, never 0. Without NVML at all
 //! (no driver, a Jetson before JetPack 7) the whole sample is `Err(reason)`.
 
+use crate::model::GpuFacts;
+pub use crate::model::{Extra, GpuSample, Metric, Reading, Telemetry};
 use gpukb_agent::host::{with_deadline, HostError};
 use gpukb_agent::nvml_successors;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
@@ -16,123 +18,6 @@ use nvml_wrapper::Nvml;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A telemetry metric (names follow dcgm-exporter's `DCGM_FI_DEV_*` fields).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Metric {
-    GpuTemp,
-    PowerUsage,
-    SmClock,
-    MemClock,
-    GpuUtil,
-    MemCopyUtil,
-    FbUsed,
-    FbFree,
-    EccSbeTotal,
-    EccDbeTotal,
-    PcieReplay,
-    CorrectableRemappedRows,
-    UncorrectableRemappedRows,
-    ClockThrottleReasons,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 14] = [
-        Metric::GpuTemp,
-        Metric::PowerUsage,
-        Metric::SmClock,
-        Metric::MemClock,
-        Metric::GpuUtil,
-        Metric::MemCopyUtil,
-        Metric::FbUsed,
-        Metric::FbFree,
-        Metric::EccSbeTotal,
-        Metric::EccDbeTotal,
-        Metric::PcieReplay,
-        Metric::CorrectableRemappedRows,
-        Metric::UncorrectableRemappedRows,
-        Metric::ClockThrottleReasons,
-    ];
-    /// The exported name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::GpuTemp => "gpukb_gpu_temp",
-            Metric::PowerUsage => "gpukb_power_usage",
-            Metric::SmClock => "gpukb_sm_clock",
-            Metric::MemClock => "gpukb_mem_clock",
-            Metric::GpuUtil => "gpukb_gpu_util",
-            Metric::MemCopyUtil => "gpukb_mem_copy_util",
-            Metric::FbUsed => "gpukb_fb_used",
-            Metric::FbFree => "gpukb_fb_free",
-            Metric::EccSbeTotal => "gpukb_ecc_sbe_agg_total",
-            Metric::EccDbeTotal => "gpukb_ecc_dbe_agg_total",
-            Metric::PcieReplay => "gpukb_pcie_replay_counter",
-            Metric::CorrectableRemappedRows => "gpukb_correctable_remapped_rows",
-            Metric::UncorrectableRemappedRows => "gpukb_uncorrectable_remapped_rows",
-            Metric::ClockThrottleReasons => "gpukb_clock_throttle_reasons",
-        }
-    }
-    pub fn help(self) -> &'static str {
-        match self {
-            Metric::GpuTemp => "GPU temperature (C), as DCGM_FI_DEV_GPU_TEMP.",
-            Metric::PowerUsage => "Power draw (W), as DCGM_FI_DEV_POWER_USAGE.",
-            Metric::SmClock => "SM clock (MHz), as DCGM_FI_DEV_SM_CLOCK.",
-            Metric::MemClock => "Memory clock (MHz), as DCGM_FI_DEV_MEM_CLOCK.",
-            Metric::GpuUtil => "GPU utilisation (%), as DCGM_FI_DEV_GPU_UTIL.",
-            Metric::MemCopyUtil => "Memory utilisation (%), as DCGM_FI_DEV_MEM_COPY_UTIL.",
-            Metric::FbUsed => "Frame buffer used (MiB), as DCGM_FI_DEV_FB_USED.",
-            Metric::FbFree => "Frame buffer free (MiB), as DCGM_FI_DEV_FB_FREE.",
-            Metric::EccSbeTotal => "Corrected (single-bit) ECC errors, lifetime aggregate.",
-            Metric::EccDbeTotal => "Uncorrected (double-bit) ECC errors, lifetime aggregate.",
-            Metric::PcieReplay => "PCIe replay counter, as DCGM_FI_DEV_PCIE_REPLAY_COUNTER.",
-            Metric::CorrectableRemappedRows => "Rows remapped for correctable errors.",
-            Metric::UncorrectableRemappedRows => "Rows remapped for uncorrectable errors.",
-            Metric::ClockThrottleReasons => "Clock throttle reasons bitmask (nvmlClocksEventReasons), as DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.",
-        }
-    }
-    pub fn kind(self) -> crate::metrics::Kind {
-        crate::metrics::Kind::Gauge
-    }
-}
-
-/// One value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reading {
-    Value(f64),
-    /// Why this GPU does not give it (`not supported`, `needs root` ...).
-    Unsupported(String),
-}
-
-/// One GPU's sample.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuSample {
-    pub index: u32,
-    pub uuid: String,
-    pub model: String,
-    pub readings: Vec<(Metric, Reading)>,
-    /// Set when the GPU did not answer within the deadline.
-    pub unresponsive: Option<String>,
-}
-
-/// A board-level reading outside the per-GPU set (Jetson thermal zones, power rails).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Extra {
-    pub metric: &'static str,
-    pub help: &'static str,
-    pub labels: Vec<(String, String)>,
-    pub reading: Reading,
-}
-
-/// One telemetry sample of the machine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Telemetry {
-    /// Unix seconds.
-    pub at: i64,
-    /// Per GPU, or why telemetry cannot be read at all.
-    pub gpus: Result<Vec<GpuSample>, String>,
-    /// Board-level readings.
-    pub extra: Vec<Extra>,
-}
 
 /// An NVML handle kept open between samples.
 pub struct NvmlSampler {
@@ -299,7 +184,7 @@ impl NvmlSampler {
     /// What the canary must know about each GPU, read now: compute mode, MIG
     /// mode, running compute processes (each NVML call under the deadline; an
     /// unresponsive GPU is not asked). `Err` when NVML is not open.
-    pub fn canary_facts(&mut self) -> Result<Vec<crate::canary::GpuFacts>, String> {
+    pub fn canary_facts(&mut self) -> Result<Vec<GpuFacts>, String> {
         let nvml = self.nvml.clone()?;
         let n = nvml.clone();
         let count = match with_deadline("nvmlDeviceGetCount", self.deadline, move || {
@@ -314,7 +199,7 @@ impl NvmlSampler {
         for index in 0..count {
             let (model, uuid) = self.identity.get(&index).cloned().unwrap_or_default();
             if let Some(w) = self.unresponsive.get(&index) {
-                out.push(crate::canary::GpuFacts {
+                out.push(GpuFacts {
                     index,
                     uuid,
                     model,
@@ -336,7 +221,7 @@ impl NvmlSampler {
                 Err(e) => {
                     let w = e.to_string();
                     self.unresponsive.insert(index, w.clone());
-                    out.push(crate::canary::GpuFacts {
+                    out.push(GpuFacts {
                         index,
                         uuid,
                         model,
@@ -352,14 +237,14 @@ impl NvmlSampler {
     }
 }
 
-fn canary_facts_of(nvml: &Nvml, index: u32) -> crate::canary::GpuFacts {
-    use crate::canary::ComputeMode as M;
+fn canary_facts_of(nvml: &Nvml, index: u32) -> GpuFacts {
+    use crate::model::ComputeMode as M;
     use nvml_wrapper::enum_wrappers::device::ComputeMode as N;
     let d = match nvml.device_by_index(index) {
         Ok(d) => d,
         Err(e) => {
             let w = why(&e);
-            return crate::canary::GpuFacts {
+            return GpuFacts {
                 index,
                 uuid: String::new(),
                 model: String::new(),
@@ -370,7 +255,7 @@ fn canary_facts_of(nvml: &Nvml, index: u32) -> crate::canary::GpuFacts {
             };
         }
     };
-    crate::canary::GpuFacts {
+    GpuFacts {
         index,
         uuid: d.uuid().unwrap_or_default(),
         model: d.name().unwrap_or_default(),

@@ -338,11 +338,10 @@ fn get(
         .map(|s| s.2)
 }
 
-#[test]
-fn failures_are_events_with_their_curesult_and_metrics_parse() {
-    let dir = tempfile::tempdir().unwrap();
+/// An agent over the recorded healthy H200 with its history in `dir` (no kernel log, no canary).
+fn replayed_agent(dir: &Path) -> Agent {
     let cfg = Config {
-        db: dir.path().join("a.db"),
+        db: dir.join("a.db"),
         textfile: None,
         keep: Duration::from_secs(86400),
         max_db_bytes: 1 << 24,
@@ -361,7 +360,63 @@ fn failures_are_events_with_their_curesult_and_metrics_parse() {
     };
     let host =
         Arc::new(Host::replay(repo().join("tests/fixtures/healthy/h200-live-2026-12-01")).unwrap());
-    let mut a = Agent::open(cfg, host).unwrap();
+    Agent::open(cfg, host).unwrap()
+}
+
+/// The exposition after a failed canary on `gpu` (GPU 0) and a skipped busy GPU 1.
+fn assert_failure_metrics(text: &str, gpu: &GpuFacts) {
+    let p = parse(text);
+    let id = [
+        ("gpu", "0"),
+        ("UUID", gpu.uuid.as_str()),
+        ("modelName", "NVIDIA H200"),
+    ];
+    assert_eq!(get(&p, "gpukb_canary_ok", &id), Some(0.0));
+    assert_eq!(get(&p, "gpukb_canary_seconds", &id), Some(0.4));
+    assert_eq!(
+        get(
+            &p,
+            "gpukb_canary_failure_info",
+            &[("gpu", "0"), ("call", "cuMemcpyDtoH"), ("code", "700")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        get(
+            &p,
+            "gpukb_canary_skipped",
+            &[("gpu", "1"), ("reason", "compute_processes_running")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        get(&p, "gpukb_canary_ok", &[("gpu", "1")]),
+        None,
+        "a skipped GPU has no canary_ok"
+    );
+}
+
+/// The history after pass, fail, the same failure, pass: the failure and the recovery.
+fn assert_failure_and_recovery_events(a: &Agent) {
+    let h = a.store.history(None).unwrap();
+    let ev: Vec<_> = h.events.iter().filter(|e| e.kind == "canary").collect();
+    assert_eq!(ev.len(), 2, "{ev:#?}");
+    assert_eq!(ev[0].what, "gpu[0].canary");
+    assert_eq!(ev[0].before, None);
+    let after = ev[0].after.as_deref().unwrap();
+    assert!(
+        after.contains("700") && after.contains("CUDA_ERROR_ILLEGAL_ADDRESS"),
+        "{after}"
+    );
+    assert!(ev[0].meaning.contains("cuMemcpyDtoH"), "{}", ev[0].meaning);
+    assert_eq!(ev[1].before.as_deref(), Some(after));
+    assert!(ev[1].after.as_deref().unwrap().starts_with("passed"));
+}
+
+#[test]
+fn failures_are_events_with_their_curesult_and_metrics_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = replayed_agent(dir.path());
     let snap = a.stack_pass().unwrap().snapshot;
     let gpu = some_gpu();
     let busy = GpuFacts {
@@ -400,35 +455,7 @@ fn failures_are_events_with_their_curesult_and_metrics_parse() {
             let text = a
                 .exposition(Some(&snap), None, Ok(()), Some(&Ok(last.clone())))
                 .unwrap();
-            let p = parse(&text);
-            let id = [
-                ("gpu", "0"),
-                ("UUID", gpu.uuid.as_str()),
-                ("modelName", "NVIDIA H200"),
-            ];
-            assert_eq!(get(&p, "gpukb_canary_ok", &id), Some(0.0));
-            assert_eq!(get(&p, "gpukb_canary_seconds", &id), Some(0.4));
-            assert_eq!(
-                get(
-                    &p,
-                    "gpukb_canary_failure_info",
-                    &[("gpu", "0"), ("call", "cuMemcpyDtoH"), ("code", "700")]
-                ),
-                Some(1.0)
-            );
-            assert_eq!(
-                get(
-                    &p,
-                    "gpukb_canary_skipped",
-                    &[("gpu", "1"), ("reason", "compute_processes_running")]
-                ),
-                Some(1.0)
-            );
-            assert_eq!(
-                get(&p, "gpukb_canary_ok", &[("gpu", "1")]),
-                None,
-                "a skipped GPU has no canary_ok"
-            );
+            assert_failure_metrics(&text, &gpu);
         }
     }
     let text = a
@@ -437,20 +464,7 @@ fn failures_are_events_with_their_curesult_and_metrics_parse() {
     let p = parse(&text);
     assert_eq!(get(&p, "gpukb_canary_ok", &[("gpu", "0")]), Some(1.0));
     assert_eq!(get(&p, "gpukb_canary_failure_info", &[("gpu", "0")]), None);
-
-    let h = a.store.history(None).unwrap();
-    let ev: Vec<_> = h.events.iter().filter(|e| e.kind == "canary").collect();
-    assert_eq!(ev.len(), 2, "{ev:#?}");
-    assert_eq!(ev[0].what, "gpu[0].canary");
-    assert_eq!(ev[0].before, None);
-    let after = ev[0].after.as_deref().unwrap();
-    assert!(
-        after.contains("700") && after.contains("CUDA_ERROR_ILLEGAL_ADDRESS"),
-        "{after}"
-    );
-    assert!(ev[0].meaning.contains("cuMemcpyDtoH"), "{}", ev[0].meaning);
-    assert_eq!(ev[1].before.as_deref(), Some(after));
-    assert!(ev[1].after.as_deref().unwrap().starts_with("passed"));
+    assert_failure_and_recovery_events(&a);
 
     // Without NVML there is no canary, and the exposition says why.
     let text = a

@@ -47,7 +47,7 @@ pub(crate) fn read(dir: &Path, stem: &str, issues: &mut Issues) -> Vec<(String, 
 
 /// An example without its leading `# source: <URL>` lines (kb/FORMAT.md): the URL says
 /// where the example came from and is not part of the error text that search sees.
-pub fn strip_source_lines(text: &str) -> &str {
+pub(crate) fn strip_source_lines(text: &str) -> &str {
     let mut rest = text;
     while let Some(line) = rest.lines().next() {
         if !line.starts_with("# source:") {

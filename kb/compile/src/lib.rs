@@ -137,16 +137,7 @@ pub fn compile(dir: &Path, label: &str, checks: &[&str]) -> Result<Compiled, Com
         "" => label.to_string(),
         l => l.to_string(),
     };
-    let entries_dir = dir.join("entries");
-    let listing = std::fs::read_dir(&entries_dir).map_err(|error| CompileError::Unreadable {
-        path: dir.display().to_string(),
-        error,
-    })?;
-    let mut files: Vec<std::path::PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = entry_files(dir)?;
     let mut issues = Issues {
         label: label.clone(),
         list: Vec::new(),
@@ -158,98 +149,173 @@ pub fn compile(dir: &Path, label: &str, checks: &[&str]) -> Result<Compiled, Com
     let mut entries: Vec<LoadedEntry> = Vec::new();
     let mut ids: BTreeSet<String> = BTreeSet::new();
     for f in &files {
-        let name = f.file_name().unwrap_or_default().to_string_lossy();
-        let rel = format!("entries/{name}");
-        let stem = f
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        let text = match read::text(f, read::ENTRY_CAP) {
-            Ok(t) => t,
-            Err(e) => {
-                issues.push(&rel, Some(&stem), e, true);
-                continue;
-            }
-        };
-        let ex_dir = dir.join("examples").join(&stem);
-        let examples = examples::read(&ex_dir, &stem, &mut issues);
-        let entry = match model::parse_entry(&text) {
-            Ok(e) => e,
-            Err(msg) => {
-                issues.push(&rel, Some(&stem), msg, true);
-                continue;
-            }
-        };
-        let problems = model::check_entry(&stem, &entry, &examples);
-        for (i, s) in entry.signatures.iter().enumerate() {
-            if let (None, Some(r)) = (&s.literal, &s.regex) {
-                if prefilter::regex_prefilter(r).is_none() {
-                    issues.push(
-                        &rel,
-                        Some(&stem),
-                        format!(
-                            "signature #{}: the regex has no literal of 3+ characters that every match contains, so every search would compile and run it (make one word required)",
-                            i + 1
-                        ),
-                        false,
-                    );
-                }
-            }
-        }
-        // Structural problems fail the build; coverage problems are lint-only.
-        let mut hard = false;
-        for c in entry
-            .conditions
-            .iter()
-            .filter(|c| !checks.contains(&c.when.as_str()))
-        {
-            hard = true;
-            issues.push(
-                &rel,
-                Some(&stem),
-                format!(
-                    "condition when = \"{}\" is not a doctor check (kb/FORMAT.md's table lists them)",
-                    c.when
-                ),
-                true,
-            );
-        }
-        for p in problems {
-            hard |= p.hard;
-            issues.push(&rel, Some(&stem), p.message, p.hard);
-        }
-        if !cat_set.contains(entry.category.as_str()) {
-            issues.push(
-                &rel,
-                Some(&stem),
-                format!(
-                    "category \"{}\" is not in {} (add it there with its layer and a source)",
-                    entry.category,
-                    issues.file("categories.tsv")
-                ),
-                false,
-            );
-        }
-        if hard {
+        let Some(loaded) = load_entry(dir, f, checks, &cat_set, &mut issues) else {
             continue;
-        }
-        if !ids.insert(entry.id.clone()) {
+        };
+        if !ids.insert(loaded.entry.id.clone()) {
+            let rel = format!("entries/{}", file_name(f));
             issues.push(
                 &rel,
-                Some(&stem),
-                format!("duplicate id {}", entry.id),
+                Some(&file_stem(f)),
+                format!("duplicate id {}", loaded.entry.id),
                 true,
             );
             continue;
         }
-        entries.push(LoadedEntry {
-            entry,
-            toml: text,
-            examples,
-        });
+        entries.push(loaded);
     }
-    for e in &entries {
+    check_rules_out(&entries, &ids, &mut issues);
+    let (links, entry_keys) = tables::resolve_codes(&codes, &entries, &mut issues);
+    Ok(Compiled {
+        label,
+        categories,
+        codes,
+        entries,
+        links,
+        entry_keys,
+        issues: issues.list,
+        entries_on_disk: files.len(),
+    })
+}
+
+/// The `*.toml` files of `dir/entries`, sorted.
+fn entry_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, CompileError> {
+    let entries_dir = dir.join("entries");
+    let listing = std::fs::read_dir(&entries_dir).map_err(|error| CompileError::Unreadable {
+        path: dir.display().to_string(),
+        error,
+    })?;
+    let mut files: Vec<std::path::PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The file name of `f`, lossily.
+fn file_name(f: &Path) -> String {
+    f.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
+/// The file stem of `f`, lossily.
+fn file_stem(f: &Path) -> String {
+    f.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
+/// Reads, parses and checks one entry file with its examples; `None` when a structural
+/// problem leaves it out (every problem found is pushed to `issues`).
+fn load_entry(
+    dir: &Path,
+    f: &Path,
+    checks: &[&str],
+    cat_set: &BTreeSet<&str>,
+    issues: &mut Issues,
+) -> Option<LoadedEntry> {
+    let rel = format!("entries/{}", file_name(f));
+    let stem = file_stem(f);
+    let text = match read::text(f, read::ENTRY_CAP) {
+        Ok(t) => t,
+        Err(e) => {
+            issues.push(&rel, Some(&stem), e, true);
+            return None;
+        }
+    };
+    let ex_dir = dir.join("examples").join(&stem);
+    let examples = examples::read(&ex_dir, &stem, issues);
+    let entry = match model::parse_entry(&text) {
+        Ok(e) => e,
+        Err(msg) => {
+            issues.push(&rel, Some(&stem), msg, true);
+            return None;
+        }
+    };
+    let problems = model::check_entry(&stem, &entry, &examples);
+    check_prefilters(&rel, &stem, &entry, issues);
+    // Structural problems fail the build; coverage problems are lint-only.
+    let mut hard = check_conditions(&rel, &stem, &entry, checks, issues);
+    for p in problems {
+        hard |= p.hard;
+        issues.push(&rel, Some(&stem), p.message, p.hard);
+    }
+    if !cat_set.contains(entry.category.as_str()) {
+        issues.push(
+            &rel,
+            Some(&stem),
+            format!(
+                "category \"{}\" is not in {} (add it there with its layer and a source)",
+                entry.category,
+                issues.file("categories.tsv")
+            ),
+            false,
+        );
+    }
+    if hard {
+        return None;
+    }
+    Some(LoadedEntry {
+        entry,
+        toml: text,
+        examples,
+    })
+}
+
+/// Warns of each regex signature without a required literal (it would run on every search).
+fn check_prefilters(rel: &str, stem: &str, entry: &model::Entry, issues: &mut Issues) {
+    for (i, s) in entry.signatures.iter().enumerate() {
+        if let (None, Some(r)) = (&s.literal, &s.regex) {
+            if prefilter::regex_prefilter(r).is_none() {
+                issues.push(
+                    rel,
+                    Some(stem),
+                    format!(
+                        "signature #{}: the regex has no literal of 3+ characters that every match contains, so every search would compile and run it (make one word required)",
+                        i + 1
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+}
+
+/// Flags each condition whose `when` is not a doctor check (fatal); true when there was one.
+fn check_conditions(
+    rel: &str,
+    stem: &str,
+    entry: &model::Entry,
+    checks: &[&str],
+    issues: &mut Issues,
+) -> bool {
+    let mut hard = false;
+    for c in entry
+        .conditions
+        .iter()
+        .filter(|c| !checks.contains(&c.when.as_str()))
+    {
+        hard = true;
+        issues.push(
+            rel,
+            Some(stem),
+            format!(
+                "condition when = \"{}\" is not a doctor check (kb/FORMAT.md's table lists them)",
+                c.when
+            ),
+            true,
+        );
+    }
+    hard
+}
+
+/// Warns of each confirm answer that rules out an id that is not a loaded entry.
+fn check_rules_out(entries: &[LoadedEntry], ids: &BTreeSet<String>, issues: &mut Issues) {
+    for e in entries {
         let rel = format!("entries/{}.toml", e.entry.id);
         for c in &e.entry.confirm {
             for a in &c.answers {
@@ -264,15 +330,4 @@ pub fn compile(dir: &Path, label: &str, checks: &[&str]) -> Result<Compiled, Com
             }
         }
     }
-    let (links, entry_keys) = tables::resolve_codes(&codes, &entries, &mut issues);
-    Ok(Compiled {
-        label,
-        categories,
-        codes,
-        entries,
-        links,
-        entry_keys,
-        issues: issues.list,
-        entries_on_disk: files.len(),
-    })
 }

@@ -156,58 +156,110 @@ impl Text {
 /// Builds the tables from a compiled knowledge-base database.
 pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
     let mut tx = Text::default();
-    let mut sigs = Vec::new();
-    let mut pats = Vec::new();
-    let mut needles: Vec<Span> = Vec::new();
-    let mut unfiltered = Vec::new();
-    let mut first_of: HashMap<String, usize> = HashMap::new();
-    let mut rows: Vec<(String, i64, String, String, f64, Option<String>)> = Vec::new();
+    let mut scan = Scan::default();
+    for row in signature_rows(db)? {
+        scan.add_signature(&mut tx, row);
+    }
+    let entries = entry_metas(db, &mut tx)?;
+    for (message, key) in code_messages(db)? {
+        scan.needles.push(tx.put(&message));
+        scan.pats.push(Pat::Message(tx.put(&key)));
+    }
+    Ok(Tables {
+        text: tx.text.into(),
+        spans: tx.spans.into(),
+        needles: scan.needles.into(),
+        pats: scan.pats.into(),
+        sigs: scan.sigs.into(),
+        unfiltered: scan.unfiltered.into(),
+        entries: entries.into(),
+    })
+}
+
+/// One row of the `signatures` table.
+struct SignatureRow {
+    entry: String,
+    idx: i64,
+    kind: String,
+    pattern: String,
+    weight: f64,
+    prefilter: Option<String>,
+}
+
+/// The signatures of the database, ordered by entry and position.
+fn signature_rows(db: &rusqlite::Connection) -> rusqlite::Result<Vec<SignatureRow>> {
+    let mut rows = Vec::new();
     let mut st =
         db.prepare("SELECT entry_id, idx, kind, pattern, weight, prefilter FROM signatures")?;
     let mut q = st.query([])?;
     while let Some(r) = q.next()? {
-        rows.push((
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-        ));
+        rows.push(SignatureRow {
+            entry: r.get(0)?,
+            idx: r.get(1)?,
+            kind: r.get(2)?,
+            pattern: r.get(3)?,
+            weight: r.get(4)?,
+            prefilter: r.get(5)?,
+        });
     }
-    rows.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-    for (entry, _, kind, pattern, weight, pre) in rows {
-        let i = sigs.len();
-        let same_as = *first_of.entry(pattern.clone()).or_insert(i);
+    rows.sort_by(|a, b| (&a.entry, a.idx).cmp(&(&b.entry, b.idx)));
+    Ok(rows)
+}
+
+/// The signatures and needles of the tables as they are built, in scan order.
+#[derive(Default)]
+struct Scan {
+    sigs: Vec<SigRow>,
+    pats: Vec<Pat>,
+    needles: Vec<Span>,
+    unfiltered: Vec<usize>,
+    /// Pattern -> index of the first signature with it.
+    first_of: HashMap<String, usize>,
+}
+
+impl Scan {
+    /// Adds one signature with its needles: its literal, the plain string of a regex, or
+    /// each literal of each prefilter group; a regex without a prefilter always runs.
+    fn add_signature(&mut self, tx: &mut Text, row: SignatureRow) {
+        let SignatureRow {
+            entry,
+            kind,
+            pattern,
+            weight,
+            prefilter,
+            ..
+        } = row;
+        let i = self.sigs.len();
+        let same_as = *self.first_of.entry(pattern.clone()).or_insert(i);
         let plain = if kind == "regex" {
             plain_literal(&pattern)
         } else {
             None
         };
         let mut groups = 0;
-        match (kind.as_str(), pre) {
+        match (kind.as_str(), prefilter) {
             ("literal", Some(p)) => {
-                needles.push(tx.put(&p));
-                pats.push(Pat::Sig(i));
+                self.needles.push(tx.put(&p));
+                self.pats.push(Pat::Sig(i));
             }
             // A regex that is a plain string matches exactly where that string occurs
             // (signature regexes are case-insensitive): no regex to build.
             ("regex", Some(_)) if plain.is_some() => {
-                needles.extend(plain.map(|p| tx.put(&p)));
-                pats.push(Pat::Sig(i));
+                self.needles.extend(plain.map(|p| tx.put(&p)));
+                self.pats.push(Pat::Sig(i));
             }
             (_, Some(p)) => {
                 for (g, group) in p.split('\x1e').enumerate() {
                     for alt in group.split('\x1f') {
-                        needles.push(tx.put(alt));
-                        pats.push(Pat::Prefilter(i, g));
+                        self.needles.push(tx.put(alt));
+                        self.pats.push(Pat::Prefilter(i, g));
                     }
                     groups = g + 1;
                 }
             }
-            _ => unfiltered.push(i),
+            _ => self.unfiltered.push(i),
         }
-        sigs.push(SigRow {
+        self.sigs.push(SigRow {
             same_as,
             entry: tx.put(&entry),
             kind: tx.put(&kind),
@@ -216,12 +268,24 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
             groups,
         });
     }
+}
+
+/// Entry id -> the doctor checks its `[[conditions]]` name.
+fn conditions_by_entry(
+    db: &rusqlite::Connection,
+) -> rusqlite::Result<HashMap<String, Vec<String>>> {
     let mut conditions: HashMap<String, Vec<String>> = HashMap::new();
     let mut st = db.prepare("SELECT entry_id, predicate FROM conditions")?;
     let mut q = st.query([])?;
     while let Some(r) = q.next()? {
         conditions.entry(r.get(0)?).or_default().push(r.get(1)?);
     }
+    Ok(conditions)
+}
+
+/// The ranking metadata of every entry, ordered by id.
+fn entry_metas(db: &rusqlite::Connection, tx: &mut Text) -> rusqlite::Result<Vec<EntryMeta>> {
+    let mut conditions = conditions_by_entry(db)?;
     let mut entries = Vec::new();
     let mut st =
         db.prepare("SELECT id, category, layer, title, summary, frameworks, json FROM entries")?;
@@ -230,19 +294,7 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
         let id: String = r.get(0)?;
         let title: String = r.get(3)?;
         let summary: String = r.get(4)?;
-        let mut text = format!("{title} {summary}");
-        if let Ok(e) = serde_json::from_str::<crate::model::Entry>(&r.get::<_, String>(6)?) {
-            text.push(' ');
-            text.push_str(&e.keywords.join(" "));
-            for s in &e.signatures {
-                text.push(' ');
-                text.push_str(s.pattern());
-            }
-        }
-        let words: std::collections::BTreeSet<String> = crate::tokenize::err_tokens(&text)
-            .into_iter()
-            .map(|(t, _, _)| t)
-            .collect();
+        let words = entry_words(&title, &summary, &r.get::<_, String>(6)?);
         let frameworks: String = r.get(5)?;
         let conds = conditions.remove(&id).unwrap_or_default();
         entries.push(EntryMeta {
@@ -260,8 +312,29 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
         tx.text[a.id.at as usize..(a.id.at + a.id.len) as usize]
             .cmp(&tx.text[b.id.at as usize..(b.id.at + b.id.len) as usize])
     });
-    // Exact message strings of codes (long enough to be specific) are needles too: one per
-    // distinct lower-cased message, keyed by its smallest code key.
+    Ok(entries)
+}
+
+/// The error-text tokens of an entry's title, summary, keywords and signatures, sorted.
+fn entry_words(title: &str, summary: &str, json: &str) -> std::collections::BTreeSet<String> {
+    let mut text = format!("{title} {summary}");
+    if let Ok(e) = serde_json::from_str::<crate::model::Entry>(json) {
+        text.push(' ');
+        text.push_str(&e.keywords.join(" "));
+        for s in &e.signatures {
+            text.push(' ');
+            text.push_str(s.pattern());
+        }
+    }
+    crate::tokenize::err_tokens(&text)
+        .into_iter()
+        .map(|(t, _, _)| t)
+        .collect()
+}
+
+/// Exact message strings of codes (long enough to be specific), which are needles too:
+/// each distinct lower-cased message with its smallest code key.
+fn code_messages(db: &rusqlite::Connection) -> rusqlite::Result<BTreeMap<String, String>> {
     let mut by_message: BTreeMap<String, String> = BTreeMap::new();
     let mut st = db.prepare("SELECT message, name, key FROM codes WHERE length(message) >= 20")?;
     let mut q = st.query([])?;
@@ -281,19 +354,7 @@ pub fn tables(db: &rusqlite::Connection) -> rusqlite::Result<Tables> {
             }
         }
     }
-    for (message, key) in by_message {
-        needles.push(tx.put(&message));
-        pats.push(Pat::Message(tx.put(&key)));
-    }
-    Ok(Tables {
-        text: tx.text.into(),
-        spans: tx.spans.into(),
-        needles: needles.into(),
-        pats: pats.into(),
-        sigs: sigs.into(),
-        unfiltered: unfiltered.into(),
-        entries: entries.into(),
-    })
+    Ok(by_message)
 }
 
 /// The tables of the database file at `path`.

@@ -279,20 +279,47 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// A problem that leaves the entry out.
+    fn hard(message: String) -> Self {
+        Self {
+            hard: true,
+            message,
+        }
+    }
+
+    /// A problem `gpukb kb lint` reports but the build accepts.
+    fn soft(message: String) -> Self {
+        Self {
+            hard: false,
+            message,
+        }
+    }
+}
+
 /// Structural checks on one parsed entry; returns one problem per finding.
 /// `stem` is the file stem; `examples` are the entry's example texts.
 pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
-    let hard = |m: String| Problem {
-        hard: true,
-        message: m,
-    };
-    let soft = |m: String| Problem {
-        hard: false,
-        message: m,
-    };
+    check_id(stem, e, &mut out);
+    check_confirm_answers(e, &mut out);
+    check_layer_and_text(e, &mut out);
+    check_signatures(e, &mut out);
+    check_fixes(e, &mut out);
+    check_sources_and_doubts(e, &mut out);
+    for c in &e.confirm {
+        if c.command.trim().is_empty() {
+            out.push(Problem::soft("a [[confirm]] has an empty command".into()));
+        }
+    }
+    check_examples(stem, e, examples, &mut out);
+    out
+}
+
+/// The id equals the file stem (hard) and is kebab-case (soft).
+fn check_id(stem: &str, e: &Entry, out: &mut Vec<Problem>) {
     if e.id != stem {
-        out.push(hard(format!(
+        out.push(Problem::hard(format!(
             "id \"{}\" does not equal the file stem \"{}\"",
             e.id, stem
         )));
@@ -304,26 +331,34 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         && !e.id.starts_with('-')
         && !e.id.ends_with('-');
     if !kebab {
-        out.push(soft(format!(
+        out.push(Problem::soft(format!(
             "id \"{}\" is not kebab-case ([a-z0-9-])",
             e.id
         )));
     }
+}
+
+/// Each `[[confirm]]` has a command, and each of its answers both `if` and `means` (hard).
+fn check_confirm_answers(e: &Entry, out: &mut Vec<Problem>) {
     for c in &e.confirm {
         if c.command.trim().is_empty() {
-            out.push(hard("a [[confirm]] has an empty command".into()));
+            out.push(Problem::hard("a [[confirm]] has an empty command".into()));
         }
         for a in &c.answers {
             if a.if_.trim().is_empty() || a.means.trim().is_empty() {
-                out.push(hard(format!(
+                out.push(Problem::hard(format!(
                     "an answer of `{}` needs both `if` and `means`",
                     c.command
                 )));
             }
         }
     }
+}
+
+/// The layer is a known one and the title and summary are not empty (soft).
+fn check_layer_and_text(e: &Entry, out: &mut Vec<Problem>) {
     if !LAYERS.contains(&e.layer.as_str()) {
-        out.push(soft(format!(
+        out.push(Problem::soft(format!(
             "layer \"{}\" is not one of {}",
             e.layer,
             LAYERS.join(", ")
@@ -331,33 +366,40 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
     }
     for (name, v) in [("title", &e.title), ("summary", &e.summary)] {
         if v.trim().is_empty() {
-            out.push(soft(format!("{name} is empty")));
+            out.push(Problem::soft(format!("{name} is empty")));
         }
     }
+}
+
+/// There is a signature; each has exactly one of literal and regex, a regex that
+/// compiles, and a weight in (0, 5].
+fn check_signatures(e: &Entry, out: &mut Vec<Problem>) {
     if e.signatures.is_empty() {
-        out.push(soft("no [[signatures]]: at least one is required".into()));
+        out.push(Problem::soft(
+            "no [[signatures]]: at least one is required".into(),
+        ));
     }
     for (i, s) in e.signatures.iter().enumerate() {
         let n = i + 1;
         match (&s.literal, &s.regex) {
-            (Some(_), Some(_)) => out.push(hard(format!(
+            (Some(_), Some(_)) => out.push(Problem::hard(format!(
                 "signature #{n} has both literal and regex; use one per [[signatures]]"
             ))),
-            (None, None) => out.push(hard(format!(
+            (None, None) => out.push(Problem::hard(format!(
                 "signature #{n} has neither literal nor regex"
             ))),
-            (Some(l), None) if l.trim().len() < 4 => out.push(soft(format!(
+            (Some(l), None) if l.trim().len() < 4 => out.push(Problem::soft(format!(
                 "signature #{n} literal \"{l}\" is shorter than 4 characters"
             ))),
             (None, Some(r)) => {
                 if let Err(err) = compile_signature_regex(r) {
                     let msg = err.to_string().replace('\n', " ");
-                    out.push(hard(format!(
+                    out.push(Problem::hard(format!(
                         "signature #{n} regex '{r}' does not compile: {msg}"
                     )));
                 } else if let Err(err) = signature_search_regex(r) {
                     let msg = err.to_string().replace('\n', " ");
-                    out.push(hard(format!(
+                    out.push(Problem::hard(format!(
                         "signature #{n} regex '{r}' does not build for search: {msg}"
                     )));
                 }
@@ -366,16 +408,24 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         }
         if let Some(w) = s.weight {
             if !(w > 0.0 && w <= 5.0) {
-                out.push(soft(format!("signature #{n} weight {w} is outside (0, 5]")));
+                out.push(Problem::soft(format!(
+                    "signature #{n} weight {w} is outside (0, 5]"
+                )));
             }
         }
     }
+}
+
+/// There is a fix; each has a known platform, steps or a note, and well-formed steps (soft).
+fn check_fixes(e: &Entry, out: &mut Vec<Problem>) {
     if e.fixes.is_empty() {
-        out.push(soft("no [[fixes]]: at least one is required".into()));
+        out.push(Problem::soft(
+            "no [[fixes]]: at least one is required".into(),
+        ));
     }
     for (i, f) in e.fixes.iter().enumerate() {
         if !PLATFORMS.contains(&f.platform.as_str()) {
-            out.push(soft(format!(
+            out.push(Problem::soft(format!(
                 "fix #{} platform \"{}\" is not one of {}",
                 i + 1,
                 f.platform,
@@ -383,25 +433,39 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
             )));
         }
         if f.steps.is_empty() && f.note.as_deref().unwrap_or("").is_empty() {
-            out.push(soft(format!("fix #{} has neither steps nor a note", i + 1)));
+            out.push(Problem::soft(format!(
+                "fix #{} has neither steps nor a note",
+                i + 1
+            )));
         }
         for (j, st) in f.steps.iter().enumerate() {
             for m in crate::fix_steps::step_problems(st) {
-                out.push(soft(format!("fix #{} step #{}: {m}", i + 1, j + 1)));
+                out.push(Problem::soft(format!(
+                    "fix #{} step #{}: {m}",
+                    i + 1,
+                    j + 1
+                )));
             }
         }
         if let Some(n) = f.note.as_deref().filter(|n| n.contains("pip install")) {
             for m in crate::fix_steps::step_problems(n) {
-                out.push(soft(format!("fix #{} note: {m}", i + 1)));
+                out.push(Problem::soft(format!("fix #{} note: {m}", i + 1)));
             }
         }
     }
+}
+
+/// There is a source; every source and doubt names an http(s) URL, and each doubt has a
+/// claim and a note (soft).
+fn check_sources_and_doubts(e: &Entry, out: &mut Vec<Problem>) {
     if e.sources.is_empty() {
-        out.push(soft("no [[sources]]: at least one is required".into()));
+        out.push(Problem::soft(
+            "no [[sources]]: at least one is required".into(),
+        ));
     }
     for (i, s) in e.sources.iter().enumerate() {
         if !(s.url.starts_with("https://") || s.url.starts_with("http://")) || s.url.len() < 12 {
-            out.push(soft(format!(
+            out.push(Problem::soft(format!(
                 "source #{} url \"{}\" is not an http(s) URL",
                 i + 1,
                 s.url
@@ -410,26 +474,25 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
     }
     for (i, d) in e.doubts.iter().enumerate() {
         if d.claim.trim().is_empty() || d.note.trim().is_empty() {
-            out.push(soft(format!(
+            out.push(Problem::soft(format!(
                 "doubt #{} needs both a claim and a note",
                 i + 1
             )));
         }
         if !(d.source.starts_with("https://") || d.source.starts_with("http://")) {
-            out.push(soft(format!(
+            out.push(Problem::soft(format!(
                 "doubt #{} source \"{}\" is not an http(s) URL",
                 i + 1,
                 d.source
             )));
         }
     }
-    for c in &e.confirm {
-        if c.command.trim().is_empty() {
-            out.push(soft("a [[confirm]] has an empty command".into()));
-        }
-    }
+}
+
+/// There are example texts, and every usable signature matches one of them (soft).
+fn check_examples(stem: &str, e: &Entry, examples: &[(String, String)], out: &mut Vec<Problem>) {
     if examples.is_empty() {
-        out.push(soft(format!(
+        out.push(Problem::soft(format!(
             "no example texts: add kb/examples/{stem}/1.txt with a real paste"
         )));
     }
@@ -444,12 +507,11 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
             continue;
         }
         if !examples.is_empty() && !examples.iter().any(|(_, t)| signature_matches(s, t)) {
-            out.push(soft(format!(
+            out.push(Problem::soft(format!(
                 "signature #{} ({}) matches none of the examples in kb/examples/{stem}/",
                 i + 1,
                 s.pattern()
             )));
         }
     }
-    out
 }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 /// Where a variant runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Platform {
+pub(crate) enum Platform {
     BareMetal,
     Container,
     Wsl2,
@@ -26,7 +26,7 @@ pub enum Platform {
 }
 
 impl Platform {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Platform::BareMetal => "bare-metal",
             Platform::Container => "container",
@@ -39,13 +39,13 @@ impl Platform {
 
 /// What is observed: a capture, or (for platforms recorded as plain root
 /// directories, which carry no environment) a fingerprint edited after it.
-pub enum Input {
+pub(crate) enum Input {
     Capture(Box<Machine>),
     Observed(Box<Fingerprint>),
 }
 
 /// One generated machine.
-pub struct Variant {
+pub(crate) struct Variant {
     /// `<check or healthy>/<platform>/<form>`.
     pub name: String,
     pub platform: Platform,
@@ -56,7 +56,7 @@ pub struct Variant {
 
 /// Whether a variant is in the held-out part: a fixed 30 % of names, by
 /// their FNV-1a hash (stable across seeds, machines and runs).
-pub fn held_out(name: &str) -> bool {
+pub(crate) fn held_out(name: &str) -> bool {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
         h ^= u64::from(b);
@@ -209,7 +209,7 @@ fn cuda_without(m: &mut Machine, i: usize) {
 // ---------------------------------------------------------------- generate
 
 /// Every variant, for `seed`.
-pub fn generate(seed: u64) -> Vec<Variant> {
+pub(crate) fn generate(seed: u64) -> Vec<Variant> {
     let mut g = Gen {
         rng: Rng(seed | 1),
         out: Vec::new(),

@@ -12,7 +12,7 @@ use gpukb_kb::diagnose::{diagnose, fixes::Platform, RunsOn, View};
 use gpukb_kb::effect::{effects_of, Effect};
 
 /// The harm of one machine's printed fixes: one line per problem.
-pub fn problems(name: &str, fp: &Fingerprint) -> Vec<String> {
+pub(crate) fn problems(name: &str, fp: &Fingerprint) -> Vec<String> {
     let d = diagnose(fp, name, None);
     let platform = Platform::of(&View::new(fp));
     let mut out = Vec::new();

@@ -15,16 +15,16 @@ use std::sync::Arc;
 
 /// A capture being varied.
 #[derive(Clone)]
-pub struct Machine(pub CaptureData);
+pub(crate) struct Machine(pub CaptureData);
 
 impl Machine {
     /// `tests/fixtures/<name>`, a capture directory.
-    pub fn load(name: &str) -> Machine {
+    pub(crate) fn load(name: &str) -> Machine {
         let dir = gpukb_tests::fixture(name);
         Machine(CaptureData::read(&dir).unwrap_or_else(|e| panic!("{name}: {e}")))
     }
 
-    pub fn env(&mut self, k: &str, v: Option<&str>) -> &mut Self {
+    pub(crate) fn env(&mut self, k: &str, v: Option<&str>) -> &mut Self {
         match v {
             Some(v) => self.0.journal.env.insert(k.into(), v.into()),
             None => self.0.journal.env.remove(k),
@@ -32,7 +32,7 @@ impl Machine {
         self
     }
 
-    pub fn file(&mut self, p: &str, bytes: impl Into<Vec<u8>>) -> &mut Self {
+    pub(crate) fn file(&mut self, p: &str, bytes: impl Into<Vec<u8>>) -> &mut Self {
         let b = bytes.into();
         self.0
             .journal
@@ -42,18 +42,18 @@ impl Machine {
         self
     }
 
-    pub fn no_file(&mut self, p: &str) -> &mut Self {
+    pub(crate) fn no_file(&mut self, p: &str) -> &mut Self {
         self.0.files.remove(p);
         self.0.journal.files.insert(p.into(), Recorded::Absent);
         self
     }
 
     /// The text of a file the capture holds.
-    pub fn text(&self, p: &str) -> String {
+    pub(crate) fn text(&self, p: &str) -> String {
         String::from_utf8_lossy(self.0.files.get(p).map_or(&[][..], |b| b.as_slice())).into_owned()
     }
 
-    pub fn canon(&mut self, p: &str, target: Option<&str>) -> &mut Self {
+    pub(crate) fn canon(&mut self, p: &str, target: Option<&str>) -> &mut Self {
         let r = match target {
             Some(t) => Recorded::Ok(t.to_string()),
             None => Recorded::Absent,
@@ -62,7 +62,7 @@ impl Machine {
         self
     }
 
-    pub fn list(&mut self, dir: &str, entries: Option<&[(&str, EntryKind)]>) -> &mut Self {
+    pub(crate) fn list(&mut self, dir: &str, entries: Option<&[(&str, EntryKind)]>) -> &mut Self {
         let r = match entries {
             Some(e) => Recorded::Ok(
                 e.iter()
@@ -79,7 +79,7 @@ impl Machine {
     }
 
     /// Keeps only the entries of a recorded listing that `keep` accepts.
-    pub fn filter_list(&mut self, dir: &str, keep: impl Fn(&str) -> bool) -> &mut Self {
+    pub(crate) fn filter_list(&mut self, dir: &str, keep: impl Fn(&str) -> bool) -> &mut Self {
         if let Some(Recorded::Ok(v)) = self.0.journal.lists.get_mut(dir) {
             v.retain(|e| keep(&e.name));
         }
@@ -87,7 +87,7 @@ impl Machine {
     }
 
     /// Adds entries to a recorded listing (kept sorted by name).
-    pub fn add_to_list(&mut self, dir: &str, add: &[(&str, EntryKind)]) -> &mut Self {
+    pub(crate) fn add_to_list(&mut self, dir: &str, add: &[(&str, EntryKind)]) -> &mut Self {
         if let Some(Recorded::Ok(v)) = self.0.journal.lists.get_mut(dir) {
             for (n, k) in add {
                 if !v.iter().any(|e| e.name == *n) {
@@ -102,13 +102,13 @@ impl Machine {
         self
     }
 
-    pub fn answer(&mut self, k: &str, v: Recorded<Value>) -> &mut Self {
+    pub(crate) fn answer(&mut self, k: &str, v: Recorded<Value>) -> &mut Self {
         self.0.journal.answers.insert(k.into(), v);
         self
     }
 
     /// A recorded answer's value (`nvml`, `cuda`), to edit in place.
-    pub fn answer_mut(&mut self, k: &str) -> &mut Value {
+    pub(crate) fn answer_mut(&mut self, k: &str) -> &mut Value {
         match self.0.journal.answers.get_mut(k) {
             Some(Recorded::Ok(v)) => v,
             _ => panic!("the capture has no {k} answer"),
@@ -116,7 +116,7 @@ impl Machine {
     }
 
     /// The answer a failed vendor-library call records.
-    pub fn failed(what: &str, message: &str) -> Recorded<Value> {
+    pub(crate) fn failed(what: &str, message: &str) -> Recorded<Value> {
         Recorded::Failed(HostError::Library {
             what: what.into(),
             message: message.into(),
@@ -124,7 +124,7 @@ impl Machine {
     }
 
     /// Observes the machine as `gpukb doctor --replay` would (see the module doc).
-    pub fn observe(&self) -> Fingerprint {
+    pub(crate) fn observe(&self) -> Fingerprint {
         let mut m = self.clone();
         let mut last = Vec::new();
         for _ in 0..40 {
