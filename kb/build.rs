@@ -11,7 +11,7 @@
 
 // The check names, from the file the doctor's `CheckId` is defined in.
 #[allow(dead_code)]
-#[path = "src/diagnose/checks/id.rs"]
+#[path = "doctor/src/checks/id.rs"]
 mod check_id;
 
 use std::fmt::Write as _;
@@ -35,7 +35,7 @@ fn run() -> Result<(), BoxErr> {
         "examples",
         "tables",
         "categories.tsv",
-        "src/diagnose/checks/id.rs",
+        "doctor/src/checks/id.rs",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }

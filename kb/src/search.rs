@@ -14,11 +14,11 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
 use crate::agreement::Difference;
-use crate::diagnose::{CheckId, Diagnosis};
 use crate::model::{Confirm, Source};
 use crate::placement::{PlacedFix, WithheldFix};
 use crate::ruling::{Confirmed, Environment, MachineFacts, RuledOut, Say};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
+use gpukb_doctor::{CheckId, Diagnosis};
 
 /// Inputs up to this many bytes are scanned needle by needle (no automaton to build).
 const SMALL_TEXT: usize = 64 * 1024;
@@ -59,7 +59,7 @@ pub struct RuleVerdict {
     predicate: String,
     outcome: Outcome,
     because: String,
-    evidence: Vec<crate::diagnose::Evidence>,
+    evidence: Vec<gpukb_doctor::Evidence>,
     environment: Option<Environment>,
 }
 
@@ -371,7 +371,7 @@ pub struct MachineVerdict {
     check: Option<String>,
     because: String,
     root_cause: bool,
-    evidence: Vec<crate::diagnose::Evidence>,
+    evidence: Vec<gpukb_doctor::Evidence>,
     environment: Option<Environment>,
 }
 
@@ -415,7 +415,7 @@ impl MachineVerdict {
         self.root_cause
     }
     /// The observed facts the verdict rests on.
-    pub fn evidence(&self) -> &[crate::diagnose::Evidence] {
+    pub fn evidence(&self) -> &[gpukb_doctor::Evidence] {
         &self.evidence
     }
     /// Where a ruling-out verdict's facts were observed.
@@ -1249,7 +1249,7 @@ fn machine_rank(
                 // An entry of the root finding's own category: precisely about it.
                 d.findings.iter().any(|f| {
                     f.root_cause
-                        && f.severity == crate::diagnose::Severity::Failure
+                        && f.severity == gpukb_doctor::Severity::Failure
                         && f.category == h.category
                         && h.machine.as_ref().and_then(|m| m.check.as_deref())
                             == Some(f.check.name())
