@@ -365,7 +365,7 @@ pub fn diagnose_with_probe(
     }
     link_causes(&mut findings);
     for f in &mut findings {
-        fixes::compute(&view, f);
+        fixes::compute(&view, f, checks::Check::of(f.check).map(|c| c.fix));
     }
     findings.sort_by(|a, b| {
         (!a.root_cause, a.severity, a.layer, &a.id).cmp(&(

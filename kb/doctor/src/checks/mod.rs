@@ -28,11 +28,12 @@ mod kernel_driver;
 mod kernel_image;
 mod support;
 
+pub use crate::fixes::FixFn;
 pub use id::CheckId;
 pub(super) use support::finalize_id;
 
 use super::view::View;
-use super::{Finding, FixStep, Layer};
+use super::{Finding, Layer};
 
 /// What a check concluded.
 pub enum Conclusion {
@@ -43,9 +44,6 @@ pub enum Conclusion {
     /// The facts needed were not observed (why).
     Undecided(String),
 }
-
-/// The fixes of a finding of one check, computed from the machine.
-pub type FixFn = fn(&View, &Finding) -> Vec<FixStep>;
 
 /// One check.
 pub struct Check {
