@@ -12,7 +12,7 @@
 // The check names, from the file the doctor's `CheckId` is defined in.
 #[allow(dead_code)]
 #[path = "doctor/src/checks/id.rs"]
-mod check_id;
+pub mod check_id;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
