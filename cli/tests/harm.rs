@@ -17,7 +17,7 @@ use std::process::Command;
 use gpukb_doctor::effect::{effects_of as table_effects_of, Effect};
 
 /// Every effect of one printed command line (gpukb's one table,
-/// `kb/src/effect.rs`); `Err` names the segments it does not know.
+/// `kb/doctor/src/effect.rs`); `Err` names the segments it does not know.
 fn effects_of(step: &str) -> Result<Vec<Effect>, Vec<String>> {
     table_effects_of(step).map_err(|u| u.unknown)
 }
