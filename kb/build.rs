@@ -11,8 +11,8 @@
 
 // The check names, from the file the doctor's `CheckId` is defined in.
 #[allow(dead_code)]
-#[path = "src/diagnose/checks/id.rs"]
-mod check_id;
+#[path = "doctor/src/checks/id.rs"]
+pub mod check_id;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ fn run() -> Result<(), BoxErr> {
         "examples",
         "tables",
         "categories.tsv",
-        "src/diagnose/checks/id.rs",
+        "doctor/src/checks/id.rs",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }

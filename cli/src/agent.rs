@@ -9,7 +9,7 @@
 use crate::history::db_path;
 use crate::machine::MachineArgs;
 use anyhow::Context;
-use gpukb_kb::diagnose::Verdict;
+use gpukb_doctor::Verdict;
 use gpukb_monitor::daemon::{Agent, Config, KernelLog, Pass};
 use gpukb_monitor::diff::verdict_str;
 use std::io::Write;
@@ -510,7 +510,7 @@ fn npd_verdict(args: &AgentArgs, rule: NpdRule) -> anyhow::Result<(u8, String)> 
 
 /// The checks the diagnosis left undecided because the snapshot did not call
 /// `cuInit` (the agent never does; `gpukb doctor` does).
-pub fn needs_cuinit(d: &gpukb_kb::diagnose::Diagnosis) -> Vec<String> {
+pub fn needs_cuinit(d: &gpukb_doctor::Diagnosis) -> Vec<String> {
     d.undecided
         .iter()
         .filter(|u| u.reason.contains("cuInit") || u.reason.contains("CUDA driver API"))

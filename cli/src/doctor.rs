@@ -1,12 +1,12 @@
 //! `gpukb doctor`: reads the machine (this one, `--replay`, `--root`,
-//! `--fingerprint`), asks `gpukb_kb::diagnose` for the one diagnosis, and
+//! `--fingerprint`), asks `gpukb_doctor` for the one diagnosis, and
 //! renders it: per-layer ✓ / ! / ✗ / ?, root causes first with what they
 //! explain, the facts that prove each, and the fixes for this machine. Text,
 //! JSON and the exit code all come from the same `Diagnosis`.
 
 use crate::machine::MachineArgs;
 use crate::style::Style;
-use gpukb_kb::diagnose::{Diagnosis, Finding, Layer, Severity, Status, Verdict};
+use gpukb_doctor::{Diagnosis, Finding, Layer, Severity, Status, Verdict};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -39,19 +39,15 @@ pub struct DoctorArgs {
 
 pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if args.schema {
-        serde_json::to_writer_pretty(&mut *out, &gpukb_kb::diagnose::schema())?;
+        serde_json::to_writer_pretty(&mut *out, &gpukb_doctor::schema())?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let fp = crate::machine::fingerprint(&args.machine)?;
     let probe = probe_evidence(args, &fp)?;
     let kb = gpukb_kb::Kb::open()?;
-    let d = gpukb_kb::diagnose::diagnose_with_probe(
-        &fp,
-        probe.as_ref(),
-        &args.machine.describe(),
-        Some(&kb),
-    );
+    let mut d = gpukb_doctor::diagnose_with_probe(&fp, probe.as_ref(), &args.machine.describe());
+    kb.link_entries(&fp, &mut d);
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &d)?;
         writeln!(out)?;
@@ -219,7 +215,7 @@ pub fn render(d: &Diagnosis, s: &Style, verbose: bool, out: &mut dyn Write) -> s
 fn render_fixes(
     out: &mut dyn Write,
     s: &Style,
-    fixes: &[gpukb_kb::diagnose::FixStep],
+    fixes: &[gpukb_doctor::FixStep],
 ) -> std::io::Result<()> {
     let options = fixes
         .iter()

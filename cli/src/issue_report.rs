@@ -6,14 +6,14 @@
 //! characters on stdout (GitHub rejects issue bodies over 65,536) with cut
 //! notes, whole with `-o FILE`.
 //!
-//! Read ([`gather`]), judge (`gpukb_kb::diagnose`), render ([`render`]),
+//! Read ([`gather`]), judge (`gpukb_doctor`), render ([`render`]),
 //! redact, cut ([`fit`]): each its own function.
 
 use crate::machine::MachineArgs;
 use crate::style::Style;
 use anyhow::Context;
 use gpukb_agent::fingerprint::{Fingerprint, Observed};
-use gpukb_kb::diagnose::{Diagnosis, Verdict};
+use gpukb_doctor::{Diagnosis, Verdict};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,7 +80,8 @@ pub fn gather(m: &MachineArgs) -> anyhow::Result<Inputs> {
 pub fn run(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let inputs = gather(&args.machine)?;
     let kb = gpukb_kb::Kb::open()?;
-    let d = gpukb_kb::diagnose::diagnose(&inputs.fp, &inputs.describe, Some(&kb));
+    let mut d = gpukb_doctor::diagnose(&inputs.fp, &inputs.describe);
+    kb.link_entries(&inputs.fp, &mut d);
     let redaction = (!args.no_redact).then(|| learn(&inputs));
     let note = match &redaction {
         Some(r) => format!(

@@ -64,7 +64,7 @@ fn open_for_additions(mut v: serde_json::Value) -> serde_json::Value {
 }
 
 fn doctor() -> serde_json::Value {
-    open_for_additions(gpukb_kb::diagnose::schema())
+    open_for_additions(gpukb_doctor::schema())
 }
 
 /// Every published schema: the one list to extend (see the module docs).

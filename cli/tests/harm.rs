@@ -1,4 +1,4 @@
-//! A harm review as a test (issue 25 §7): one table (`gpukb_kb::effect`)
+//! A harm review as a test (issue 25 §7): one table (`gpukb_doctor::effect`)
 //! maps each command gpukb prints to its effect on a machine: a driver or
 //! module package installed or removed, a module loaded or unloaded, a
 //! reboot, a MOK change, an install into a Python env, ... Every command
@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gpukb_kb::effect::{effects_of as table_effects_of, Effect};
+use gpukb_doctor::effect::{effects_of as table_effects_of, Effect};
 
 /// Every effect of one printed command line (gpukb's one table,
-/// `kb/src/effect.rs`); `Err` names the segments it does not know.
+/// `kb/doctor/src/effect.rs`); `Err` names the segments it does not know.
 fn effects_of(step: &str) -> Result<Vec<Effect>, Vec<String>> {
     table_effects_of(step).map_err(|u| u.unknown)
 }

@@ -288,7 +288,7 @@ fn machine_gpu_names(fp: &Fingerprint) -> Vec<String> {
     }
     if out.is_empty() {
         out.extend(
-            crate::diagnose::View::new(fp)
+            gpukb_doctor::View::new(fp)
                 .gpus()
                 .into_iter()
                 .map(|g| g.name),

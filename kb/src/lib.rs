@@ -10,11 +10,10 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agreement;
-pub mod diagnose;
-pub mod effect;
 pub mod error;
 pub mod eval;
 pub mod explain;
+pub mod link;
 pub mod lint;
 pub mod memorised;
 pub mod normalize;
@@ -35,7 +34,6 @@ use std::cell::OnceCell;
 
 use serde::Serialize;
 
-pub use diagnose::{diagnose, Diagnosis};
 pub use error::KbError;
 pub use explain::CodeInfo;
 pub use lint::LintIssue;

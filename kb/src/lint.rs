@@ -42,7 +42,7 @@ impl Kb {
     /// [`LintIssue::file`]. Errors only when `dir/entries` cannot be read or the compiled
     /// data cannot be opened.
     pub fn compile_dir(dir: &Path, label: &str) -> Result<Kb, KbError> {
-        let checks: Vec<&str> = crate::diagnose::CheckId::ALL
+        let checks: Vec<&str> = gpukb_doctor::CheckId::ALL
             .iter()
             .map(|c| c.name())
             .collect();

@@ -2,7 +2,7 @@
 //! failing machine is on. The platform is the one the paste names (a WSL2
 //! kernel, `/usr/lib/wsl/lib`, a Jetson/L4T, a Windows path or DLL, a
 //! container's prompt), else the detected machine's. Each KB fix is judged by
-//! the effects of its steps ([`crate::effect`]) with the doctor's rules: under
+//! the effects of its steps ([`gpukb_doctor::effect`]) with the doctor's rules: under
 //! WSL2 a fix that installs, builds, loads or removes a Linux NVIDIA driver or
 //! module, or reboots Linux, is withheld (with why) and the Windows driver
 //! step takes its place; inside a container a host-only fix runs on the
@@ -10,10 +10,10 @@
 //! native Windows a Linux driver fix is withheld. A hit's fixes are
 //! alternatives of one choice group.
 
-use crate::diagnose::fixes::Platform;
-use crate::diagnose::Choice;
-use crate::effect::{effects_or_worst, Effect, RunsOn};
 use crate::model::Fix;
+use gpukb_doctor::effect::{effects_or_worst, Effect, RunsOn};
+use gpukb_doctor::fixes::Platform;
+use gpukb_doctor::Choice;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -239,8 +239,8 @@ impl MachineValues {
     /// The values for the machine a fingerprint describes (`None` where a
     /// fact is missing: the placeholder then stays, with its comment).
     pub fn of(fp: &gpukb_facts::Fingerprint) -> MachineValues {
-        let view = crate::diagnose::View::new(fp);
-        let driver = crate::diagnose::fixes::driver_recommendation_for(&view);
+        let view = gpukb_doctor::View::new(fp);
+        let driver = gpukb_doctor::fixes::driver_recommendation_for(&view);
         let machine = gpukb_facts::plan::MachineFacts::from_fingerprint(fp, "this machine");
         let plan = gpukb_facts::plan::plan(&[machine], &gpukb_facts::plan::TorchSpec::default());
         MachineValues {

@@ -11,7 +11,7 @@ use gpukb_facts::{Observed, Source};
 use serde::Serialize;
 
 use crate::agreement::{Difference, PasteFact};
-use crate::diagnose::{CheckId, CheckOutcome, Diagnosis, Evidence, View};
+use gpukb_doctor::{CheckId, CheckOutcome, Diagnosis, Evidence, View};
 
 /// What a process view could read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -354,13 +354,13 @@ pub struct MachineFacts {
 impl MachineFacts {
     /// Diagnoses `fp`, observed in the process described as `process`.
     pub fn observe(fp: &Fingerprint, process: &str) -> MachineFacts {
-        let diagnosis = crate::diagnose(fp, process, None);
+        let diagnosis = gpukb_doctor::diagnose(fp, process);
         MachineFacts::with_diagnosis(fp, diagnosis, process)
     }
 
     /// The platform of the observed machine (bare metal or VM, container, WSL2, Jetson).
-    pub fn platform(&self) -> crate::diagnose::fixes::Platform {
-        crate::diagnose::fixes::Platform::of(&crate::diagnose::View::new(&self.fp))
+    pub fn platform(&self) -> gpukb_doctor::fixes::Platform {
+        gpukb_doctor::fixes::Platform::of(&gpukb_doctor::View::new(&self.fp))
     }
 
     /// The doctor's findings with the KB entries linked to each, as `gpukb doctor`
@@ -372,7 +372,7 @@ impl MachineFacts {
     /// Like [`MachineFacts::observe`] with a Diagnosis already made of `fp`.
     pub fn with_diagnosis(fp: &Fingerprint, diagnosis: Diagnosis, process: &str) -> Self {
         let mut basis = std::collections::HashMap::new();
-        for c in crate::diagnose::checks::CHECKS {
+        for c in gpukb_doctor::checks::CHECKS {
             let ev = rests_on(c.id).iter().map(|b| observe(fp, *b)).collect();
             basis.insert(c.id, ev);
         }
@@ -443,7 +443,7 @@ mod tests {
 
     #[test]
     fn every_check_says_what_it_rests_on() {
-        for c in crate::diagnose::checks::CHECKS {
+        for c in gpukb_doctor::checks::CHECKS {
             assert!(!rests_on(c.id).is_empty(), "{}", c.id);
         }
     }

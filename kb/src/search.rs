@@ -14,11 +14,11 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
 use crate::agreement::Difference;
-use crate::diagnose::{CheckId, Diagnosis};
 use crate::model::{Confirm, Source};
 use crate::placement::{PlacedFix, WithheldFix};
 use crate::ruling::{Confirmed, Environment, MachineFacts, RuledOut, Say};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
+use gpukb_doctor::{CheckId, Diagnosis};
 
 /// Inputs up to this many bytes are scanned needle by needle (no automaton to build).
 const SMALL_TEXT: usize = 64 * 1024;
@@ -59,7 +59,7 @@ pub struct RuleVerdict {
     predicate: String,
     outcome: Outcome,
     because: String,
-    evidence: Vec<crate::diagnose::Evidence>,
+    evidence: Vec<gpukb_doctor::Evidence>,
     environment: Option<Environment>,
 }
 
@@ -377,7 +377,7 @@ pub struct MachineVerdict {
     check: Option<String>,
     because: String,
     root_cause: bool,
-    evidence: Vec<crate::diagnose::Evidence>,
+    evidence: Vec<gpukb_doctor::Evidence>,
     environment: Option<Environment>,
 }
 
@@ -421,7 +421,7 @@ impl MachineVerdict {
         self.root_cause
     }
     /// The observed facts the verdict rests on.
-    pub fn evidence(&self) -> &[crate::diagnose::Evidence] {
+    pub fn evidence(&self) -> &[gpukb_doctor::Evidence] {
         &self.evidence
     }
     /// Where a ruling-out verdict's facts were observed.
@@ -639,87 +639,37 @@ impl Kb {
         Ok(r)
     }
 
-    /// Step 1: every candidate the paste's text gives evidence for.
+    /// Step 1: every candidate the paste's text gives evidence for: the
+    /// signatures it matches (strong), the error codes it names, and BM25 (weak).
     fn gather(
         &self,
         m: &Matcher,
         q: &Query,
         w: &Weights,
     ) -> Result<HashMap<String, Cand>, KbError> {
-        let text = &q.normalized;
-        let lower = text.to_lowercase();
         let mut cands: HashMap<String, Cand> = HashMap::new();
-
         // signatures (strong) and code messages
-        let mut sig_hit = vec![false; m.t.sigs.len()];
-        let mut msg_keys: BTreeSet<String> = BTreeSet::new();
-        let mut check_regex = Vec::new();
-        let mut found = vec![false; m.t.needles.len()];
-        if lower.len() <= SMALL_TEXT {
-            for (i, n) in m.t.needles.iter().enumerate() {
-                found[i] = memchr::memmem::find(lower.as_bytes(), m.t.str(*n).as_bytes()).is_some();
-            }
-        } else {
-            let ac = m.ac.get_or_init(|| {
-                AhoCorasick::builder()
-                    .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
-                    .build(m.t.needles.iter().map(|n| m.t.str(*n).as_bytes()))
-                    .ok()
-            });
-            if let Some(ac) = ac {
-                for mat in ac.find_overlapping_iter(&lower) {
-                    found[mat.pattern().as_usize()] = true;
-                }
-            }
-        }
-        let mut groups_found: Vec<(usize, usize)> = Vec::new();
-        for (i, _) in found.iter().enumerate().filter(|(_, f)| **f) {
-            match &m.t.pats[i] {
-                Pat::Sig(i) => sig_hit[*i] = true,
-                Pat::Prefilter(i, g) => groups_found.push((*i, *g)),
-                Pat::Message(k) => {
-                    msg_keys.insert(m.t.str(*k).to_string());
-                }
-            }
-        }
-        // a regex runs only when its text holds a literal of each of its prefilter groups
-        groups_found.sort_unstable();
-        groups_found.dedup();
-        for run in groups_found.chunk_by(|a, b| a.0 == b.0) {
-            if run.len() == m.t.sigs[run[0].0].groups {
-                check_regex.push(run[0].0);
-            }
-        }
-        check_regex.extend(m.t.unfiltered.iter().copied());
-        for i in check_regex {
-            let s = &m.t.sigs[i];
-            if sig_hit[i] {
-                continue;
-            }
-            let owner = &m.t.sigs[s.same_as];
-            let re = m.regex[s.same_as]
-                .get_or_init(|| crate::model::signature_search_regex(m.t.str(owner.pattern)).ok());
-            if re.as_ref().is_some_and(|r| r.is_match(text.as_bytes())) {
-                sig_hit[i] = true;
-            }
-        }
-        for (i, s) in m.t.sigs.iter().enumerate() {
-            if !sig_hit[i] {
-                continue;
-            }
-            let pattern = m.t.str(s.pattern);
-            let spec = (pattern.chars().count().min(80) as f64) / 10.0;
-            let c = cands.entry(m.t.str(s.entry).to_string()).or_default();
-            c.sig
-                .push(s.weight * (w.signature + w.signature_per_10_chars * spec));
-            c.matched.push(format!(
-                "signature ({}): {}",
-                m.t.str(s.kind),
-                short(pattern, 90)
-            ));
-        }
-
+        let (sig_hit, msg_keys) = scan_signatures(m, &q.normalized);
+        add_signature_evidence(m, w, &sig_hit, &mut cands);
         // codes: names, messages, numbers, Xids
+        let keys = self.code_keys(q, w, msg_keys)?;
+        self.add_code_evidence(keys, w, &mut cands)?;
+        // BM25 (weak). Binary input only counts exact evidence: its printable runs are
+        // mostly noise.
+        if !q.binary {
+            self.add_bm25_evidence(&q.normalized, w, &mut cands)?;
+        }
+        Ok(cands)
+    }
+
+    /// The code keys the paste names (code names, code messages, CUDA and NCCL
+    /// numbers, Xids), each with its strongest reason.
+    fn code_keys(
+        &self,
+        q: &Query,
+        w: &Weights,
+        msg_keys: BTreeSet<String>,
+    ) -> Result<BTreeMap<String, (f64, String)>, KbError> {
         let mut keys: BTreeMap<String, (f64, String)> = BTreeMap::new();
         let mut add_key = |k: String, strength: f64, why: String| {
             let e = keys.entry(k).or_insert((0.0, String::new()));
@@ -753,6 +703,17 @@ impl Kb {
         for n in &q.signals.xids {
             add_key(format!("xid:{n}"), w.xid, format!("Xid {n}"));
         }
+        Ok(keys)
+    }
+
+    /// Credits each code key to the entries its code links to (an unlinked code
+    /// to its generated entry, weaker).
+    fn add_code_evidence(
+        &self,
+        keys: BTreeMap<String, (f64, String)>,
+        w: &Weights,
+        cands: &mut HashMap<String, Cand>,
+    ) -> Result<(), KbError> {
         for (k, (strength, why)) in keys {
             let rows = self.codes_where("key", &k)?;
             if rows.is_empty() {
@@ -771,14 +732,19 @@ impl Kb {
                 c.matched.push(why.clone());
             }
         }
+        Ok(())
+    }
 
-        // BM25 (weak). Binary input only counts exact evidence: its printable runs are
-        // mostly noise.
-        let bm = if q.binary {
-            Vec::new()
-        } else {
-            self.bm25(text, 40)?
-        };
+    /// Adds the BM25 score of `text` to each entry it finds (a code's score to
+    /// the entries it links to), relative to the best and damped when the best
+    /// is weak.
+    fn add_bm25_evidence(
+        &self,
+        text: &str,
+        w: &Weights,
+        cands: &mut HashMap<String, Cand>,
+    ) -> Result<(), KbError> {
+        let bm = self.bm25(text, 40)?;
         let max_bm = bm.iter().map(|(s, _, _)| *s).fold(0.0_f64, f64::max);
         for (s, id, kind) in &bm {
             let rel = if max_bm > 0.0 { s / max_bm } else { 0.0 };
@@ -802,7 +768,7 @@ impl Kb {
                 cands.entry(id.clone()).or_default().bm25 += part;
             }
         }
-        Ok(cands)
+        Ok(())
     }
 
     /// Step 4: hits for the ranked pool, dropping BM25-only candidates whose words the
@@ -981,6 +947,97 @@ impl Kb {
             out.push((score as f64, get(ti.fields.id), get(ti.fields.kind)));
         }
         Ok(out)
+    }
+}
+
+/// Which needles (signature literals, prefilter literals, code messages) the
+/// lowercased text holds: memmem for small texts, Aho-Corasick for large ones.
+fn find_needles(m: &Matcher, lower: &str) -> Vec<bool> {
+    let mut found = vec![false; m.t.needles.len()];
+    if lower.len() <= SMALL_TEXT {
+        for (i, n) in m.t.needles.iter().enumerate() {
+            found[i] = memchr::memmem::find(lower.as_bytes(), m.t.str(*n).as_bytes()).is_some();
+        }
+    } else {
+        let ac = m.ac.get_or_init(|| {
+            AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+                .build(m.t.needles.iter().map(|n| m.t.str(*n).as_bytes()))
+                .ok()
+        });
+        if let Some(ac) = ac {
+            for mat in ac.find_overlapping_iter(lower) {
+                found[mat.pattern().as_usize()] = true;
+            }
+        }
+    }
+    found
+}
+
+/// The signatures `text` matches (by index into the tables' signatures) and the
+/// code-message keys it holds. A regex signature runs only when the text holds
+/// a literal of each of its prefilter groups.
+fn scan_signatures(m: &Matcher, text: &str) -> (Vec<bool>, BTreeSet<String>) {
+    let lower = text.to_lowercase();
+    let mut sig_hit = vec![false; m.t.sigs.len()];
+    let mut msg_keys: BTreeSet<String> = BTreeSet::new();
+    let mut check_regex = Vec::new();
+    let found = find_needles(m, &lower);
+    let mut groups_found: Vec<(usize, usize)> = Vec::new();
+    for (i, _) in found.iter().enumerate().filter(|(_, f)| **f) {
+        match &m.t.pats[i] {
+            Pat::Sig(i) => sig_hit[*i] = true,
+            Pat::Prefilter(i, g) => groups_found.push((*i, *g)),
+            Pat::Message(k) => {
+                msg_keys.insert(m.t.str(*k).to_string());
+            }
+        }
+    }
+    // a regex runs only when its text holds a literal of each of its prefilter groups
+    groups_found.sort_unstable();
+    groups_found.dedup();
+    for run in groups_found.chunk_by(|a, b| a.0 == b.0) {
+        if run.len() == m.t.sigs[run[0].0].groups {
+            check_regex.push(run[0].0);
+        }
+    }
+    check_regex.extend(m.t.unfiltered.iter().copied());
+    for i in check_regex {
+        let s = &m.t.sigs[i];
+        if sig_hit[i] {
+            continue;
+        }
+        let owner = &m.t.sigs[s.same_as];
+        let re = m.regex[s.same_as]
+            .get_or_init(|| crate::model::signature_search_regex(m.t.str(owner.pattern)).ok());
+        if re.as_ref().is_some_and(|r| r.is_match(text.as_bytes())) {
+            sig_hit[i] = true;
+        }
+    }
+    (sig_hit, msg_keys)
+}
+
+/// Credits each matched signature to its entry, weighted by its length.
+fn add_signature_evidence(
+    m: &Matcher,
+    w: &Weights,
+    sig_hit: &[bool],
+    cands: &mut HashMap<String, Cand>,
+) {
+    for (i, s) in m.t.sigs.iter().enumerate() {
+        if !sig_hit[i] {
+            continue;
+        }
+        let pattern = m.t.str(s.pattern);
+        let spec = (pattern.chars().count().min(80) as f64) / 10.0;
+        let c = cands.entry(m.t.str(s.entry).to_string()).or_default();
+        c.sig
+            .push(s.weight * (w.signature + w.signature_per_10_chars * spec));
+        c.matched.push(format!(
+            "signature ({}): {}",
+            m.t.str(s.kind),
+            short(pattern, 90)
+        ));
     }
 }
 
@@ -1267,7 +1324,7 @@ fn machine_rank(
                 // An entry of the root finding's own category: precisely about it.
                 d.findings.iter().any(|f| {
                     f.root_cause
-                        && f.severity == crate::diagnose::Severity::Failure
+                        && f.severity == gpukb_doctor::Severity::Failure
                         && f.category == h.category
                         && h.machine.as_ref().and_then(|m| m.check.as_deref())
                             == Some(f.check.name())

@@ -2,15 +2,15 @@
 //! generated pastes: every KB example as written, and again with a line that
 //! names each platform (a WSL2 kernel, a Jetson's L4T release, a container's
 //! root prompt). Every printed fix is checked against the effect table
-//! (`gpukb_kb::effect`): under WSL2 nothing installs, builds or loads a Linux
+//! (`gpukb_doctor::effect`): under WSL2 nothing installs, builds or loads a Linux
 //! driver or module or reboots Linux on the machine itself; inside a container
 //! a host-only fix runs on the container's host; on a Jetson no desktop
 //! driver package is printed; alternatives form one group numbered from 1.
 #![allow(clippy::disallowed_methods)] // tests read the example files
 
-use gpukb_kb::diagnose::fixes::Platform;
-use gpukb_kb::diagnose::RunsOn;
-use gpukb_kb::effect::{effects_of, Effect};
+use gpukb_doctor::effect::{effects_of, Effect};
+use gpukb_doctor::fixes::Platform;
+use gpukb_doctor::RunsOn;
 use gpukb_kb::Kb;
 use std::path::Path;
 

@@ -122,7 +122,7 @@ fn corrupted_roots_and_captures_never_panic() {
                 Host::root_dir(&dir)
             };
             let fp = fingerprint(Arc::new(host), &Settings::default());
-            let _ = gpukb_kb::diagnose(&fp, "corrupted", None);
+            let _ = gpukb_doctor::diagnose(&fp, "corrupted");
             let _ = serde_json::to_string(&fp).unwrap();
         });
         assert!(r.is_ok(), "panicked on {what}");

@@ -26,8 +26,8 @@ fn rank(root: &Path, manifest: &str) -> usize {
         .unwrap_or_else(|| panic!("{manifest} is in no folder of {ORDER:?}"))
 }
 
-#[test]
-fn no_crate_depends_on_a_crate_of_a_later_folder() {
+/// The workspace root and its packages, from `cargo metadata`.
+fn packages() -> (std::path::PathBuf, Vec<serde_json::Value>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
@@ -49,7 +49,12 @@ fn no_crate_depends_on_a_crate_of_a_later_folder() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let pkgs = v["packages"].as_array().unwrap();
+    (root, v["packages"].as_array().unwrap().clone())
+}
+
+#[test]
+fn no_crate_depends_on_a_crate_of_a_later_folder() {
+    let (root, pkgs) = packages();
     let by_name: std::collections::HashMap<&str, &str> = pkgs
         .iter()
         .map(|p| {
@@ -62,7 +67,7 @@ fn no_crate_depends_on_a_crate_of_a_later_folder() {
     assert!(by_name.len() >= 9, "{by_name:?}");
     let mut edges = 0;
     let mut bad = Vec::new();
-    for p in pkgs {
+    for p in &pkgs {
         let name = p["name"].as_str().unwrap();
         let from = rank(&root, p["manifest_path"].as_str().unwrap());
         for d in p["dependencies"].as_array().unwrap() {
@@ -83,4 +88,30 @@ fn no_crate_depends_on_a_crate_of_a_later_folder() {
     }
     assert!(edges >= 10, "only {edges} workspace dependencies");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The doctor judges facts only: the knowledge base links its entries to the
+/// doctor's findings (`Kb::link_entries`), never the reverse (issue 24 §1). Its
+/// dev-dependencies count too: its tests need no knowledge base either.
+#[test]
+fn the_doctor_depends_on_the_facts_and_jetson_only() {
+    let (_, pkgs) = packages();
+    let doctor = pkgs
+        .iter()
+        .find(|p| p["name"] == "gpukb-doctor")
+        .expect("the gpukb-doctor package");
+    let ours: Vec<&str> = doctor["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .filter(|n| n.starts_with("gpukb"))
+        .collect();
+    let allowed = ["gpukb-facts", "gpukb-jetson"];
+    let extra: Vec<&&str> = ours.iter().filter(|n| !allowed.contains(n)).collect();
+    assert!(
+        extra.is_empty(),
+        "gpukb-doctor depends on {extra:?}; it may depend only on {allowed:?}"
+    );
+    assert!(ours.contains(&"gpukb-facts"), "{ours:?}");
 }

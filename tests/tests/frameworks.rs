@@ -7,7 +7,7 @@
 use gpukb_agent::fingerprint::{FrameworkBuild, Observed};
 use gpukb_agent::host::Host;
 use gpukb_agent::{fingerprint, Fingerprint, Settings};
-use gpukb_kb::diagnose::{CheckId, Diagnosis, Finding, Layer, Severity, Status, Verdict};
+use gpukb_doctor::{CheckId, Diagnosis, Finding, Layer, Severity, Status, Verdict};
 use gpukb_tests::fixture;
 use std::sync::Arc;
 
@@ -21,7 +21,8 @@ fn replay(name: &str) -> Fingerprint {
 fn doctor(name: &str) -> (Fingerprint, Diagnosis) {
     let fp = replay(name);
     let kb = gpukb_kb::Kb::open().unwrap();
-    let d = gpukb_kb::diagnose(&fp, name, Some(&kb));
+    let mut d = gpukb_doctor::diagnose(&fp, name);
+    kb.link_entries(&fp, &mut d);
     (fp, d)
 }
 
@@ -119,7 +120,7 @@ fn every_healthy_h200_stays_ok_with_its_frameworks_shown() {
             CheckId::JaxPluginVersionMismatch,
         ] {
             assert!(
-                matches!(d.outcome(check), gpukb_kb::diagnose::CheckOutcome::Clear(_)),
+                matches!(d.outcome(check), gpukb_doctor::CheckOutcome::Clear(_)),
                 "{name}: {check} {:?}",
                 d.outcome(check)
             );
@@ -149,7 +150,7 @@ fn the_healthy_control_reads_tensorflow_and_onnxruntime_and_clears_them() {
     );
     assert!(matches!(
         d.outcome(CheckId::OnnxruntimeCudaLibraryMissing),
-        gpukb_kb::diagnose::CheckOutcome::Clear(_)
+        gpukb_doctor::CheckOutcome::Clear(_)
     ));
 }
 
@@ -215,7 +216,7 @@ fn a_jax_plugin_of_another_release_than_jaxlib_is_the_cause() {
     // The driver is fine for it: no driver finding.
     assert!(matches!(
         d.outcome(CheckId::DriverOlderThanFrameworkCuda),
-        gpukb_kb::diagnose::CheckOutcome::Clear(_)
+        gpukb_doctor::CheckOutcome::Clear(_)
     ));
 }
 
@@ -290,7 +291,7 @@ fn cuda_libraries_only_in_the_envs_wheels_are_a_warning_not_a_failure() {
         f.found_via = "pip nvidia-cublas-cu12 12.9.1.4".into();
         fp.libraries.files.push(f);
     }
-    let d = gpukb_kb::diagnose(&fp, "edited", None);
+    let d = gpukb_doctor::diagnose(&fp, "edited");
     let f = d
         .findings
         .iter()

@@ -292,7 +292,7 @@ impl Agent {
     pub fn node_verdict(
         &self,
         snap: &Snapshot,
-    ) -> Result<(gpukb_kb::diagnose::Verdict, HardwareVerdict), MonitorError> {
+    ) -> Result<(gpukb_doctor::Verdict, HardwareVerdict), MonitorError> {
         let hw = self.hardware()?;
         Ok((xid_policy::combine(snap.diagnosis.verdict, hw.level), hw))
     }
@@ -565,7 +565,7 @@ pub struct Shared {
     pub metrics: String,
     /// The node's verdict: the newest snapshot's (the doctor's) with the
     /// hardware's (this boot's kernel-log events by the Xid policy).
-    pub verdict: Option<gpukb_kb::diagnose::Verdict>,
+    pub verdict: Option<gpukb_doctor::Verdict>,
     /// When telemetry last completed (for `/healthz`).
     pub last_sample: Option<Instant>,
     pub interval: Duration,

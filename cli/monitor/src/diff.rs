@@ -5,8 +5,8 @@
 //! or the findings that went away.
 
 use crate::stack::{self, Fact};
+use gpukb_doctor::{Diagnosis, Finding, Severity, Verdict};
 use gpukb_facts::Fingerprint;
-use gpukb_kb::diagnose::{Diagnosis, Finding, Severity, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 

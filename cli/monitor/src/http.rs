@@ -8,7 +8,7 @@
 
 use crate::daemon::Shared;
 use crate::MonitorError;
-use gpukb_kb::diagnose::Verdict;
+use gpukb_doctor::Verdict;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //!
 //! It owns the monitoring loop ([`daemon`]), the snapshot of the stack
 //! ([`snapshot`]: a fingerprint from `gpukb-agent` judged by
-//! `gpukb_kb::diagnose`), the comparison of two snapshots in stack terms
+//! `gpukb_doctor`), the comparison of two snapshots in stack terms
 //! ([`stack`], [`diff`]), the history store in SQLite ([`store`]), the
 //! kernel-log reader for Xid events ([`kernel_log`]), telemetry
 //! ([`telemetry`], [`jetson`]), the optional canary ([`canary`]), the Xid

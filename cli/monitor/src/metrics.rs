@@ -20,7 +20,7 @@ use crate::snapshot::Snapshot;
 use crate::store::KernelCount;
 use crate::xid_policy::HardwareVerdict;
 use crate::MonitorError;
-use gpukb_kb::diagnose::{Severity, Verdict};
+use gpukb_doctor::{Severity, Verdict};
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -1,5 +1,5 @@
 //! One stack snapshot: the fingerprint the observer (`gpukb-agent`) takes,
-//! judged by the doctor (`gpukb_kb::diagnose`). The agent takes the cheap
+//! judged by the doctor (`gpukb_doctor`). The agent takes the cheap
 //! fingerprint: no `cuInit` (no CUDA context, no per-GPU quarter second) and,
 //! while NVML answers, not even a libcuda load (tens of milliseconds of CPU
 //! and megabytes of RSS) since NVML gives the driver's CUDA version too. When
@@ -8,9 +8,9 @@
 //! source of that version, and the snapshot asks libcuda for it.
 
 use gpukb_agent::host::Host;
+use gpukb_doctor::{CheckId, CheckOutcome, Diagnosis};
 use gpukb_facts::fingerprint::NvmlFacts;
 use gpukb_facts::{Fingerprint, Observed};
-use gpukb_kb::diagnose::{CheckId, CheckOutcome, Diagnosis};
 use std::sync::Arc;
 
 /// A judged fingerprint at a time.
@@ -78,7 +78,10 @@ pub fn judge(
     kb: Option<&gpukb_kb::Kb>,
     at: i64,
 ) -> Snapshot {
-    let diagnosis = gpukb_kb::diagnose::diagnose(&fingerprint, input, kb);
+    let mut diagnosis = gpukb_doctor::diagnose(&fingerprint, input);
+    if let Some(kb) = kb {
+        kb.link_entries(&fingerprint, &mut diagnosis);
+    }
     Snapshot {
         at,
         fingerprint,

@@ -8,8 +8,8 @@
 //! (unknown, with the reason) are three different [`Fact`]s. Unknown facts
 //! are never compared.
 
+use gpukb_doctor::Layer;
 use gpukb_facts::{Fingerprint, Observed};
-use gpukb_kb::diagnose::Layer;
 use std::collections::BTreeMap;
 
 /// One stack fact as observed.

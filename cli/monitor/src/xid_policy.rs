@@ -333,8 +333,8 @@ pub fn judge_boot_with_history(
 
 /// The node's verdict over the doctor's (stack) and the hardware's: a
 /// hardware failure fails the node even where the stack is unknown.
-pub fn combine(stack: gpukb_kb::diagnose::Verdict, hardware: Level) -> gpukb_kb::diagnose::Verdict {
-    use gpukb_kb::diagnose::Verdict as V;
+pub fn combine(stack: gpukb_doctor::Verdict, hardware: Level) -> gpukb_doctor::Verdict {
+    use gpukb_doctor::Verdict as V;
     match (stack, hardware) {
         (_, Level::Failure) | (V::Failure, _) => V::Failure,
         (V::Unknown, _) => V::Unknown,
@@ -344,8 +344,8 @@ pub fn combine(stack: gpukb_kb::diagnose::Verdict, hardware: Level) -> gpukb_kb:
 }
 
 /// The verdict a level is on its own.
-pub fn level_verdict(l: Level) -> gpukb_kb::diagnose::Verdict {
-    use gpukb_kb::diagnose::Verdict as V;
+pub fn level_verdict(l: Level) -> gpukb_doctor::Verdict {
+    use gpukb_doctor::Verdict as V;
     match l {
         Level::Ok => V::Ok,
         Level::Warning => V::Warning,
@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn combine_lets_a_hardware_failure_win() {
-        use gpukb_kb::diagnose::Verdict as V;
+        use gpukb_doctor::Verdict as V;
         assert_eq!(combine(V::Ok, Level::Failure), V::Failure);
         assert_eq!(combine(V::Unknown, Level::Failure), V::Failure);
         assert_eq!(combine(V::Unknown, Level::Warning), V::Unknown);

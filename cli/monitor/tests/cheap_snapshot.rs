@@ -10,8 +10,8 @@
 #![allow(clippy::disallowed_methods)] // tests read fixtures
 
 use gpukb_agent::host::Host;
+use gpukb_doctor::{diagnose, CheckId, CheckOutcome};
 use gpukb_facts::Observed;
-use gpukb_kb::diagnose::{diagnose, CheckId, CheckOutcome};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -75,8 +75,10 @@ fn cheap_snapshot_keeps_every_verdict_and_every_check_it_can_decide() {
         if now_fp.cuda.is_found() {
             loaded_libcuda += 1;
         }
-        let before = diagnose(&before_fp, "m", Some(&kb));
-        let now = diagnose(&now_fp, "m", Some(&kb));
+        let mut before = diagnose(&before_fp, "m");
+        kb.link_entries(&before_fp, &mut before);
+        let mut now = diagnose(&now_fp, "m");
+        kb.link_entries(&now_fp, &mut now);
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         if before.verdict != now.verdict {
             lost.push(format!(
@@ -90,7 +92,7 @@ fn cheap_snapshot_keeps_every_verdict_and_every_check_it_can_decide() {
                 before.summary, now.summary
             ));
         }
-        let roots = |d: &gpukb_kb::diagnose::Diagnosis| {
+        let roots = |d: &gpukb_doctor::Diagnosis| {
             d.findings
                 .iter()
                 .filter(|f| f.root_cause)
@@ -142,7 +144,8 @@ fn checks_that_need_cuinit_stay_unknown_and_say_why() {
             ..Default::default()
         },
     );
-    let d = diagnose(&fp, "m", Some(&kb));
+    let mut d = diagnose(&fp, "m");
+    kb.link_entries(&fp, &mut d);
     match d.outcome(CheckId::CudaInitFailed) {
         CheckOutcome::Undecided(why) => assert!(
             why.contains("cuInit") || why.contains("CUDA driver API"),

@@ -150,10 +150,7 @@ fn upgrade_then_reboot_sequence_gives_events_and_history() {
         .any(|e| e.kind == "stack" && e.what == "driver.version"));
     assert!(h.events.iter().any(|e| e.kind == "finding"));
     let snap2 = store.snapshot(h.snapshots[1].id).unwrap();
-    assert_eq!(
-        snap2.diagnosis.verdict,
-        gpukb_kb::diagnose::Verdict::Failure
-    );
+    assert_eq!(snap2.diagnosis.verdict, gpukb_doctor::Verdict::Failure);
     assert_eq!(
         store
             .counters("stack_change:")

@@ -1,6 +1,6 @@
 //! The harm review as a test (issue 25): every fix step the doctor prints for
 //! every generated variant and every recorded capture under `tests/fixtures`
-//! is mapped to its effect ([`gpukb_kb::effect::effects_of`]); an unclassified
+//! is mapped to its effect ([`gpukb_doctor::effect::effects_of`]); an unclassified
 //! command fails, and so does a step whose effect the platform forbids where
 //! it says it runs: under WSL2 nothing installs, builds, loads or removes a
 //! Linux NVIDIA driver or module and nothing reboots Linux; inside a container
@@ -8,12 +8,12 @@
 //! GPU setting, or reboots. Alternatives are one group, never one block.
 
 use gpukb_agent::Fingerprint;
-use gpukb_kb::diagnose::{diagnose, fixes::Platform, RunsOn, View};
-use gpukb_kb::effect::{effects_of, Effect};
+use gpukb_doctor::effect::{effects_of, Effect};
+use gpukb_doctor::{diagnose, fixes::Platform, RunsOn, View};
 
 /// The harm of one machine's printed fixes: one line per problem.
 pub(crate) fn problems(name: &str, fp: &Fingerprint) -> Vec<String> {
-    let d = diagnose(fp, name, None);
+    let d = diagnose(fp, name);
     let platform = Platform::of(&View::new(fp));
     let mut out = Vec::new();
     for f in &d.findings {

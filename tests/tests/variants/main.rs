@@ -14,7 +14,7 @@ mod harm;
 mod machine;
 
 use gen::{held_out, Input, Variant};
-use gpukb_kb::diagnose::{diagnose, Severity};
+use gpukb_doctor::{diagnose, Severity};
 
 /// The default seed (any other replays through `GPUKB_VARIANT_SEED`).
 const SEED: u64 = 0x5eed_2026_1202;
@@ -38,7 +38,7 @@ fn judge(v: &Variant) -> Scored {
         Input::Capture(m) => m.observe(),
         Input::Observed(fp) => (**fp).clone(),
     };
-    let d = diagnose(&fp, "generated variant", None);
+    let d = diagnose(&fp, "generated variant");
     let first = d.findings.first();
     let said = match first {
         Some(f) => format!("{} [{:?}] {}", f.check, f.severity, f.title),
@@ -205,13 +205,12 @@ fn the_driver_fix_under_wsl2_is_the_windows_driver_and_in_a_container_runs_on_th
     let wsl = diagnose(
         &find("driver_older_than_torch_cuda/wsl2/r550-under-cu130"),
         "t",
-        None,
     );
     let f = &wsl.findings[0];
     assert_eq!(f.check.name(), "driver_older_than_torch_cuda");
     assert_eq!(
         f.fixes[0].runs_on,
-        gpukb_kb::diagnose::RunsOn::WindowsHost,
+        gpukb_doctor::RunsOn::WindowsHost,
         "{:?}",
         f.fixes
     );
@@ -223,19 +222,18 @@ fn the_driver_fix_under_wsl2_is_the_windows_driver_and_in_a_container_runs_on_th
     let c = diagnose(
         &find("driver_older_than_torch_cuda/container/r570-under-cu130"),
         "t",
-        None,
     );
     let f = &c.findings[0];
     assert_eq!(f.check.name(), "driver_older_than_torch_cuda");
     assert_eq!(
         f.fixes[0].runs_on,
-        gpukb_kb::diagnose::RunsOn::ContainerHost,
+        gpukb_doctor::RunsOn::ContainerHost,
         "{:#?}",
         f.fixes
     );
     assert_eq!(f.fixes[0].choice.as_ref().map(|c| c.option), Some(1));
     assert_eq!(f.fixes[1].choice.as_ref().map(|c| c.option), Some(2));
-    assert_eq!(f.fixes[1].runs_on, gpukb_kb::diagnose::RunsOn::ThisMachine);
+    assert_eq!(f.fixes[1].runs_on, gpukb_doctor::RunsOn::ThisMachine);
 }
 
 /// With no driver loaded (nouveau bound), the driver fix comes from the PCI
@@ -257,7 +255,7 @@ fn the_driver_fix_without_a_compute_capability_follows_the_pci_id() {
             "/sys/bus/pci/devices/0000:00:06.0/device",
             format!("{id}\n"),
         );
-        let d = diagnose(&m.observe(), "t", None);
+        let d = diagnose(&m.observe(), "t");
         let f = &d.findings[0];
         assert_eq!(f.check.name(), "nouveau_bound");
         let cmds: Vec<&String> = f.fixes.iter().flat_map(|s| &s.commands).collect();
@@ -291,7 +289,7 @@ fn the_doctors_torch_fix_is_the_plans_recommendation() {
             &[MachineFacts::from_fingerprint(fp, "this machine")],
             &TorchSpec::default(),
         );
-        let d = diagnose(fp, name, None);
+        let d = diagnose(fp, name);
         for f in &d.findings {
             for s in &f.fixes {
                 let installs = s
@@ -325,7 +323,7 @@ fn the_doctors_torch_fix_is_the_plans_recommendation() {
 /// off containers it is not a container entry unless the check is one.
 #[test]
 fn read_names_the_entry_for_this_gpu_and_platform() {
-    use gpukb_kb::diagnose::{fixes::Platform, View};
+    use gpukb_doctor::{fixes::Platform, View};
     let kb = gpukb_kb::Kb::open().unwrap();
     let machines = all_machines();
     let mut bad = Vec::new();
@@ -339,14 +337,15 @@ fn read_names_the_entry_for_this_gpu_and_platform() {
             .map(|g| g.word().split_whitespace().next().unwrap_or(""))
             .collect();
         let platform = Platform::of(&view);
-        let d = diagnose(fp, name, Some(&kb));
+        let mut d = diagnose(fp, name);
+        kb.link_entries(fp, &mut d);
         for f in d.findings.iter().filter(|f| f.root_cause) {
             let Some(id) = f.kb_entries.first() else {
                 continue;
             };
             linked += 1;
             let title = kb.entry(id).unwrap().unwrap().title;
-            let named: Vec<&&str> = gpukb_kb::diagnose::GENERATIONS
+            let named: Vec<&&str> = gpukb_kb::link::GENERATIONS
                 .iter()
                 .filter(|g| title.contains(**g))
                 .collect();
@@ -360,7 +359,7 @@ fn read_names_the_entry_for_this_gpu_and_platform() {
                 title.to_lowercase().contains("container") || title.contains("Docker");
             if platform != Platform::Container
                 && container_entry
-                && f.layer != gpukb_kb::diagnose::Layer::ContainerWsl
+                && f.layer != gpukb_doctor::Layer::ContainerWsl
             {
                 bad.push(format!(
                     "{name}: {} -> {id} ({title}) off containers",
@@ -385,7 +384,7 @@ fn filled_placeholders_agree_with_the_doctors_computed_fixes() {
     let (mut drivers, mut pins) = (0, 0);
     for (name, fp) in machines {
         let values = MachineValues::of(fp);
-        let d = diagnose(fp, name, None);
+        let d = diagnose(fp, name);
         for s in d.findings.iter().flat_map(|f| &f.fixes) {
             for c in &s.commands {
                 if let Some(pkg) = c.strip_prefix("sudo apt install nvidia-driver-") {

@@ -13,7 +13,7 @@
 //! A new check: a variant in `id.rs` (its name is the JSON's, `EXPECT.toml`'s
 //! and KB entries'), a `const` [`Check`] and its function in its layer's file
 //! (its `fix:` a function of [`super::fixes`], or `fixes::none`), its row in
-//! [`CHECKS`] (`kb/tests/checks.rs` fails until it is there), a fixture, and
+//! [`CHECKS`] (`kb/doctor/tests/registry.rs` fails until it is there), a fixture, and
 //! `GPUKB_BLESS=1 cargo test -p gpukb-kb --test checks format_table` for
 //! `kb/FORMAT.md`'s table.
 
@@ -28,11 +28,12 @@ mod kernel_driver;
 mod kernel_image;
 mod support;
 
+pub use crate::fixes::FixFn;
 pub use id::CheckId;
 pub(super) use support::finalize_id;
 
 use super::view::View;
-use super::{Finding, FixStep, Layer};
+use super::{Finding, Layer};
 
 /// What a check concluded.
 pub enum Conclusion {
@@ -43,9 +44,6 @@ pub enum Conclusion {
     /// The facts needed were not observed (why).
     Undecided(String),
 }
-
-/// The fixes of a finding of one check, computed from the machine.
-pub type FixFn = fn(&View, &Finding) -> Vec<FixStep>;
 
 /// One check.
 pub struct Check {
@@ -68,7 +66,7 @@ pub struct Check {
 
 impl Check {
     /// The check `id` names (`None` only for an id missing from [`CHECKS`],
-    /// which `kb/tests/checks.rs` rules out).
+    /// which `kb/doctor/tests/registry.rs` rules out).
     pub fn of(id: CheckId) -> Option<&'static Check> {
         CHECKS.iter().find(|c| c.id == id)
     }

@@ -3,14 +3,13 @@
 //! driver's CUDA from its branch, so machine checks still decide, and the
 //! healthy H200 read this way is still ok.
 
+use gpukb_doctor::{diagnose, Severity, Verdict, View};
 use gpukb_facts::read::fingerprint_from_json;
 use gpukb_facts::{Fingerprint, Source};
-use gpukb_kb::diagnose::{diagnose, Severity, Verdict, View};
-use gpukb_kb::Kb;
 use serde_json::{json, Value};
 
 const H200_LIVE: &str =
-    include_str!("../../tests/fixtures/healthy/h200-live-2026-12-01/fingerprint.json");
+    include_str!("../../../tests/fixtures/healthy/h200-live-2026-12-01/fingerprint.json");
 
 /// The recorded H200 as search's detection sees it: NVML and CUDA not loaded.
 fn cheap_h200() -> Value {
@@ -62,8 +61,7 @@ fn a_loaded_but_failed_nvml_gets_no_table_gpus() {
 
 #[test]
 fn the_cheap_h200_is_still_healthy() {
-    let kb = Kb::open().unwrap();
-    let d = diagnose(&fp(&cheap_h200()), "test", Some(&kb));
+    let d = diagnose(&fp(&cheap_h200()), "test");
     assert_ne!(d.verdict, Verdict::Failure, "{:#?}", d.findings);
     assert!(
         d.findings.iter().all(|f| f.severity != Severity::Failure),
@@ -92,7 +90,7 @@ fn a_torch_without_the_gpus_arch_fails_without_nvml() {
         }
     }
     assert!(edited > 0, "the fixture has a torch");
-    let d = diagnose(&fp(&v), "test", None);
+    let d = diagnose(&fp(&v), "test");
     assert!(
         d.findings
             .iter()

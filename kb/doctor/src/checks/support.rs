@@ -3,8 +3,8 @@
 //! result, the probe's results, the severity of an env's fault).
 
 use super::{CheckId, Conclusion};
-use crate::diagnose::view::View;
-use crate::diagnose::{Affects, Evidence, Finding, Layer, Severity};
+use crate::view::View;
+use crate::{Affects, Evidence, Finding, Layer, Severity};
 use gpukb_facts::{Observed, Source};
 
 /// A finding of the running check: `suffix` tells it from the check's other

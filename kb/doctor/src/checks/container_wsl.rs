@@ -4,9 +4,9 @@
 use super::kernel_driver::{lib_release_differs, nvml_mismatch, other_branch};
 use super::support::*;
 use super::{Check, CheckId, Conclusion};
-use crate::diagnose::fixes;
-use crate::diagnose::view::View;
-use crate::diagnose::{Evidence, Layer, Severity};
+use crate::fixes;
+use crate::view::View;
+use crate::{Evidence, Layer, Severity};
 use gpukb_facts::{Observed, Source};
 
 /// Context: running inside a container (the host provides the kernel driver).

@@ -5,11 +5,11 @@
 //! `CUDA_VISIBLE_DEVICES` for the GPUs present. Destructive steps carry a
 //! warning and a safer way.
 //!
-//! Each check names its fix function here in its [`Check`](super::checks::Check)
-//! (`fix:`, [`none`] when there is nothing to compute), so a check without
-//! one does not compile.
+//! Each check names its fix function here in its `Check` (`checks/mod.rs`;
+//! `fix:`, [`none`] when there is nothing to compute), so a check without
+//! one does not compile; the doctor hands it to [`compute`]. This module knows
+//! no check: the checks depend on it, not the reverse.
 
-use super::checks::Check;
 use super::view::View;
 use super::{Choice, Finding, FixStep, RunsOn};
 use crate::effect::{effects_or_worst, Effect};
@@ -341,9 +341,13 @@ fn onnxruntime_libraries(fw: &FrameworkBuild) -> Vec<FixStep> {
     s
 }
 
-/// Fills `f.fixes` for this machine, with its check's fix function.
-pub fn compute(v: &View, f: &mut Finding) {
-    let steps = Check::of(f.check).map_or_else(Vec::new, |c| (c.fix)(v, f));
+/// The fixes of a finding of one check, computed from the machine.
+pub type FixFn = fn(&View, &Finding) -> Vec<FixStep>;
+
+/// Fills `f.fixes` for this machine with `fix`, its check's fix function (none
+/// when the check is unknown), placed where they run and alternatives marked.
+pub fn compute(v: &View, f: &mut Finding, fix: Option<FixFn>) {
+    let steps = fix.map_or_else(Vec::new, |fix| fix(v, f));
     let mut steps = place(Platform::of(v), steps);
     mark_alternatives(&f.id, &mut steps);
     f.fixes = steps;

@@ -3,9 +3,9 @@
 
 use super::support::*;
 use super::{Check, CheckId, Conclusion};
-use crate::diagnose::fixes;
-use crate::diagnose::view::View;
-use crate::diagnose::{Evidence, Finding, Layer, Severity};
+use crate::fixes;
+use crate::view::View;
+use crate::{Evidence, Finding, Layer, Severity};
 use gpukb_facts::{Observed, Source};
 
 /// No NVIDIA device on the PCI bus, in NVML or in CUDA, while something here (a CUDA

@@ -321,7 +321,7 @@ impl<'a> View<'a> {
 
 /// What a finding about one framework build appends to its check's name:
 /// the env and the distribution (`/opt/venv/…/site-packages:jax-cuda13-plugin`).
-pub fn framework_key(env: &PythonEnv, fw: &FrameworkBuild) -> String {
+pub(crate) fn framework_key(env: &PythonEnv, fw: &FrameworkBuild) -> String {
     format!("{}:{}", env.site_packages, fw.distribution)
 }
 
@@ -350,7 +350,7 @@ fn framework_line(env: &PythonEnv, fw: &FrameworkBuild) -> Evidence {
 /// Each layer's status: the worst finding on it, else ok when its facts were
 /// observed, could_not_check when they were not, not_applicable when the
 /// layer does not exist on this machine.
-pub fn layers(v: &View, findings: &[Finding]) -> Vec<LayerReport> {
+pub(crate) fn layers(v: &View, findings: &[Finding]) -> Vec<LayerReport> {
     Layer::ALL
         .iter()
         .map(|&layer| {
@@ -389,222 +389,259 @@ pub fn layers(v: &View, findings: &[Finding]) -> Vec<LayerReport> {
         .collect()
 }
 
+/// A layer's status and facts when no finding is on it: ok with the facts
+/// that show it works, could_not_check when they were not observed,
+/// not_applicable when the layer does not exist here.
 fn healthy_status(v: &View, layer: Layer) -> (Status, Vec<Evidence>) {
-    let fp = v.fp;
     let gpus = v.gpus();
     let no_gpu = gpus.is_empty() && v.pci_gpus().is_some_and(|g| g.is_empty()) && !v.is_jetson();
     match layer {
-        Layer::Hardware => {
-            if let Some(g) = gpus.first() {
-                (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        format!("{} GPU(s) visible, first {}", gpus.len(), g.name),
-                        &g.source,
-                    )],
-                )
-            } else if no_gpu {
-                (
-                    Status::NotApplicable,
-                    vec![Evidence::new(
-                        "no NVIDIA GPU on the PCI bus",
-                        fp.pci.source(),
-                    )],
-                )
-            } else if let Some(p) = v.pci_gpus().filter(|g| !g.is_empty()) {
-                (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        format!("{} NVIDIA GPU(s) on the PCI bus", p.len()),
-                        fp.pci.source(),
-                    )],
-                )
-            } else {
-                (Status::CouldNotCheck, vec![why_not("GPU list", &fp.nvml)])
-            }
-        }
-        Layer::KernelDriver => {
-            if v.is_jetson() {
-                return (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        "the Jetson iGPU is driven by nvgpu from L4T",
-                        fp.jetson.source(),
-                    )],
-                );
-            }
-            match &fp.driver.version {
+        Layer::Hardware => hardware_status(v, &gpus, no_gpu),
+        Layer::KernelDriver => kernel_driver_status(v, no_gpu),
+        Layer::ContainerWsl => container_wsl_status(v),
+        Layer::CudaDriver => cuda_driver_status(v, no_gpu),
+        Layer::CudaLibraries => cuda_libraries_status(v),
+        Layer::Framework => framework_status(v),
+        Layer::KernelImage => kernel_image_status(v, &gpus),
+        Layer::Jetson => jetson_status(v),
+    }
+}
+
+/// The hardware layer: the GPUs visible, else those on the PCI bus.
+fn hardware_status(v: &View, gpus: &[Gpu], no_gpu: bool) -> (Status, Vec<Evidence>) {
+    let fp = v.fp;
+    if let Some(g) = gpus.first() {
+        (
+            Status::Ok,
+            vec![Evidence::new(
+                format!("{} GPU(s) visible, first {}", gpus.len(), g.name),
+                &g.source,
+            )],
+        )
+    } else if no_gpu {
+        (
+            Status::NotApplicable,
+            vec![Evidence::new(
+                "no NVIDIA GPU on the PCI bus",
+                fp.pci.source(),
+            )],
+        )
+    } else if let Some(p) = v.pci_gpus().filter(|g| !g.is_empty()) {
+        (
+            Status::Ok,
+            vec![Evidence::new(
+                format!("{} NVIDIA GPU(s) on the PCI bus", p.len()),
+                fp.pci.source(),
+            )],
+        )
+    } else {
+        (Status::CouldNotCheck, vec![why_not("GPU list", &fp.nvml)])
+    }
+}
+
+/// The kernel driver layer: the loaded driver's version (L4T's nvgpu on a Jetson).
+fn kernel_driver_status(v: &View, no_gpu: bool) -> (Status, Vec<Evidence>) {
+    let fp = v.fp;
+    if v.is_jetson() {
+        return (
+            Status::Ok,
+            vec![Evidence::new(
+                "the Jetson iGPU is driven by nvgpu from L4T",
+                fp.jetson.source(),
+            )],
+        );
+    }
+    match &fp.driver.version {
+        Observed::Found { value, source } => (
+            Status::Ok,
+            vec![Evidence::new(
+                format!("NVIDIA kernel driver {value} loaded"),
+                source,
+            )],
+        ),
+        _ if no_gpu => (Status::NotApplicable, vec![]),
+        o => (Status::CouldNotCheck, vec![why_not("kernel driver", o)]),
+    }
+}
+
+/// The container / WSL layer: the driver library the container or WSL2 sees.
+fn container_wsl_status(v: &View) -> (Status, Vec<Evidence>) {
+    match (v.container(), v.is_wsl()) {
+        (None, false) => (Status::NotApplicable, vec![]),
+        (c, _) => {
+            let what = c.map_or("WSL2".to_string(), |c| format!("container ({c})"));
+            match &v.fp.driver.libcuda {
                 Observed::Found { value, source } => (
                     Status::Ok,
                     vec![Evidence::new(
-                        format!("NVIDIA kernel driver {value} loaded"),
+                        format!("{what} sees the driver library {}", value.real_path),
                         source,
                     )],
                 ),
-                _ if no_gpu => (Status::NotApplicable, vec![]),
-                o => (Status::CouldNotCheck, vec![why_not("kernel driver", o)]),
+                o => (Status::CouldNotCheck, vec![why_not("libcuda", o)]),
             }
         }
-        Layer::ContainerWsl => match (v.container(), v.is_wsl()) {
-            (None, false) => (Status::NotApplicable, vec![]),
-            (c, _) => {
-                let what = c.map_or("WSL2".to_string(), |c| format!("container ({c})"));
-                match &fp.driver.libcuda {
-                    Observed::Found { value, source } => (
-                        Status::Ok,
-                        vec![Evidence::new(
-                            format!("{what} sees the driver library {}", value.real_path),
-                            source,
-                        )],
-                    ),
-                    o => (Status::CouldNotCheck, vec![why_not("libcuda", o)]),
-                }
-            }
-        },
-        Layer::CudaDriver => match &fp.cuda {
-            Observed::Found { value, source } => match &value.init {
-                Observed::Found {
-                    value: r,
-                    source: s,
-                } if r == "CUDA_SUCCESS" => (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        format!(
-                            "cuInit returned CUDA_SUCCESS; {} device(s)",
-                            value.devices.len()
-                        ),
-                        s,
-                    )],
-                ),
-                Observed::Found {
-                    value: r,
-                    source: s,
-                } => (
-                    Status::Ok,
-                    vec![Evidence::new(format!("cuInit returned {r}"), s)],
-                ),
-                o => (
-                    Status::CouldNotCheck,
-                    vec![Evidence::new(
-                        format!(
-                            "cuInit not observed: {} (CUDA {} driver API loaded)",
-                            o.why_not().unwrap_or(""),
-                            value.driver_version
-                        ),
-                        source,
-                    )],
-                ),
-            },
-            _ if no_gpu => (Status::NotApplicable, vec![]),
-            _ if v.is_jetson() => (
-                Status::CouldNotCheck,
-                vec![why_not("CUDA driver API", &fp.cuda)],
-            ),
-            o => (Status::CouldNotCheck, vec![why_not("CUDA driver API", o)]),
-        },
-        Layer::CudaLibraries => {
-            let torches = v.torches();
-            if torches.iter().any(|(_, t)| !t.loads.is_empty()) {
-                let n: usize = torches.iter().map(|(_, t)| t.loads.len()).sum();
-                (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        format!("all {n} CUDA libraries torch needs resolve"),
-                        &torches[0].1.source,
-                    )],
-                )
-            } else if !fp.libraries.files.is_empty() {
-                (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        format!("{} CUDA library files found", fp.libraries.files.len()),
-                        &Source::Derived {
-                            from: "library search".into(),
-                        },
-                    )],
-                )
-            } else {
-                (Status::NotApplicable, vec![])
-            }
-        }
-        Layer::Framework => {
-            let mut evidence: Vec<Evidence> = v
-                .torches()
-                .first()
-                .map(|(e, t)| {
-                    Evidence::new(
-                        format!(
-                            "torch {} ({}) in {}",
-                            t.version,
-                            t.cuda
-                                .map_or("CPU build".to_string(), |c| format!("CUDA {c}")),
-                            e.site_packages
-                        ),
-                        &t.source,
-                    )
-                })
-                .into_iter()
-                .collect();
-            evidence.extend(
-                v.frameworks()
-                    .into_iter()
-                    .map(|(e, f)| framework_line(e, f)),
-            );
-            if evidence.is_empty() {
-                (Status::NotApplicable, vec![])
-            } else {
-                (Status::Ok, evidence)
-            }
-        }
-        Layer::KernelImage => {
-            let torches = v.torches();
-            let Some((_, t)) = torches.iter().find(|(_, t)| t.cuda.is_some()) else {
-                return (Status::NotApplicable, vec![]);
-            };
-            match (&t.kernels, gpus.is_empty()) {
-                (Observed::Found { value, source }, false) => (
-                    Status::Ok,
-                    vec![Evidence::new(
-                        format!(
-                            "libtorch_cuda.so carries code every GPU here runs ({} SASS, {} PTX targets)",
-                            value.sass.len(),
-                            value.ptx.len()
-                        ),
-                        source,
-                    )],
-                ),
-                (Observed::Found { source, .. }, true) => (
-                    Status::CouldNotCheck,
-                    vec![Evidence::new("no GPU compute capability observed", source)],
-                ),
-                (o, _) => (Status::CouldNotCheck, vec![why_not("torch GPU code", o)]),
-            }
-        }
-        Layer::Jetson => match &fp.jetson {
-            Observed::Found { source, value } => (
+    }
+}
+
+/// The CUDA driver API layer: what cuInit returned and the devices it found.
+fn cuda_driver_status(v: &View, no_gpu: bool) -> (Status, Vec<Evidence>) {
+    let fp = v.fp;
+    match &fp.cuda {
+        Observed::Found { value, source } => match &value.init {
+            Observed::Found {
+                value: r,
+                source: s,
+            } if r == "CUDA_SUCCESS" => (
                 Status::Ok,
                 vec![Evidence::new(
                     format!(
-                        "L4T {} / JetPack {} agree",
-                        value
-                            .l4t
-                            .as_ref()
-                            .map(|l| l.version.to_string())
-                            .unwrap_or("?".into()),
-                        value
-                            .jetpack
-                            .as_ref()
-                            .map(|j| j.version.clone())
-                            .unwrap_or("?".into())
+                        "cuInit returned CUDA_SUCCESS; {} device(s)",
+                        value.devices.len()
+                    ),
+                    s,
+                )],
+            ),
+            Observed::Found {
+                value: r,
+                source: s,
+            } => (
+                Status::Ok,
+                vec![Evidence::new(format!("cuInit returned {r}"), s)],
+            ),
+            o => (
+                Status::CouldNotCheck,
+                vec![Evidence::new(
+                    format!(
+                        "cuInit not observed: {} (CUDA {} driver API loaded)",
+                        o.why_not().unwrap_or(""),
+                        value.driver_version
                     ),
                     source,
                 )],
             ),
-            _ => (Status::NotApplicable, vec![]),
         },
+        _ if no_gpu => (Status::NotApplicable, vec![]),
+        _ if v.is_jetson() => (
+            Status::CouldNotCheck,
+            vec![why_not("CUDA driver API", &fp.cuda)],
+        ),
+        o => (Status::CouldNotCheck, vec![why_not("CUDA driver API", o)]),
     }
 }
 
+/// The CUDA libraries layer: torch's libraries resolve, else library files found.
+fn cuda_libraries_status(v: &View) -> (Status, Vec<Evidence>) {
+    let fp = v.fp;
+    let torches = v.torches();
+    if torches.iter().any(|(_, t)| !t.loads.is_empty()) {
+        let n: usize = torches.iter().map(|(_, t)| t.loads.len()).sum();
+        (
+            Status::Ok,
+            vec![Evidence::new(
+                format!("all {n} CUDA libraries torch needs resolve"),
+                &torches[0].1.source,
+            )],
+        )
+    } else if !fp.libraries.files.is_empty() {
+        (
+            Status::Ok,
+            vec![Evidence::new(
+                format!("{} CUDA library files found", fp.libraries.files.len()),
+                &Source::Derived {
+                    from: "library search".into(),
+                },
+            )],
+        )
+    } else {
+        (Status::NotApplicable, vec![])
+    }
+}
+
+/// The framework layer: the first torch, then one line per framework build.
+fn framework_status(v: &View) -> (Status, Vec<Evidence>) {
+    let mut evidence: Vec<Evidence> = v
+        .torches()
+        .first()
+        .map(|(e, t)| {
+            Evidence::new(
+                format!(
+                    "torch {} ({}) in {}",
+                    t.version,
+                    t.cuda
+                        .map_or("CPU build".to_string(), |c| format!("CUDA {c}")),
+                    e.site_packages
+                ),
+                &t.source,
+            )
+        })
+        .into_iter()
+        .collect();
+    evidence.extend(
+        v.frameworks()
+            .into_iter()
+            .map(|(e, f)| framework_line(e, f)),
+    );
+    if evidence.is_empty() {
+        (Status::NotApplicable, vec![])
+    } else {
+        (Status::Ok, evidence)
+    }
+}
+
+/// The kernel image layer: the GPU code a CUDA torch carries.
+fn kernel_image_status(v: &View, gpus: &[Gpu]) -> (Status, Vec<Evidence>) {
+    let torches = v.torches();
+    let Some((_, t)) = torches.iter().find(|(_, t)| t.cuda.is_some()) else {
+        return (Status::NotApplicable, vec![]);
+    };
+    match (&t.kernels, gpus.is_empty()) {
+        (Observed::Found { value, source }, false) => (
+            Status::Ok,
+            vec![Evidence::new(
+                format!(
+                    "libtorch_cuda.so carries code every GPU here runs ({} SASS, {} PTX targets)",
+                    value.sass.len(),
+                    value.ptx.len()
+                ),
+                source,
+            )],
+        ),
+        (Observed::Found { source, .. }, true) => (
+            Status::CouldNotCheck,
+            vec![Evidence::new("no GPU compute capability observed", source)],
+        ),
+        (o, _) => (Status::CouldNotCheck, vec![why_not("torch GPU code", o)]),
+    }
+}
+
+/// The Jetson layer: the L4T and JetPack releases read.
+fn jetson_status(v: &View) -> (Status, Vec<Evidence>) {
+    match &v.fp.jetson {
+        Observed::Found { source, value } => (
+            Status::Ok,
+            vec![Evidence::new(
+                format!(
+                    "L4T {} / JetPack {} agree",
+                    value
+                        .l4t
+                        .as_ref()
+                        .map(|l| l.version.to_string())
+                        .unwrap_or("?".into()),
+                    value
+                        .jetpack
+                        .as_ref()
+                        .map(|j| j.version.clone())
+                        .unwrap_or("?".into())
+                ),
+                source,
+            )],
+        ),
+        _ => (Status::NotApplicable, vec![]),
+    }
+}
+
+/// Evidence that `what` was not observed, and why.
 fn why_not<T>(what: &str, o: &Observed<T>) -> Evidence {
     Evidence::new(
         format!("{what}: {}", o.why_not().unwrap_or("not observed")),

@@ -4,9 +4,9 @@
 
 use super::support::*;
 use super::{Check, CheckId, Conclusion};
-use crate::diagnose::fixes;
-use crate::diagnose::view::View;
-use crate::diagnose::{Affects, Evidence, Layer, Severity};
+use crate::fixes;
+use crate::view::View;
+use crate::{Affects, Evidence, Layer, Severity};
 use gpukb_facts::compat;
 use gpukb_facts::{Observed, Source};
 

@@ -2,9 +2,9 @@
 
 use super::support::*;
 use super::{Check, CheckId, Conclusion};
-use crate::diagnose::fixes;
-use crate::diagnose::view::View;
-use crate::diagnose::{Evidence, Layer, Severity};
+use crate::fixes;
+use crate::view::View;
+use crate::{Evidence, Layer, Severity};
 use gpukb_facts::Observed;
 
 /// Context: this is a Jetson (the L4T / JetPack report was found).
