@@ -365,8 +365,10 @@ impl MachineFacts {
 
     /// The doctor's findings with the KB entries linked to each, as `gpukb doctor`
     /// prints them (`read:`); `diagnosis` leaves them unlinked.
-    pub fn linked_findings(&self, kb: &crate::Kb) -> Vec<crate::diagnose::Finding> {
-        crate::diagnose(&self.fp, &self.diagnosis.input, Some(kb)).findings
+    pub fn linked_findings(&self, kb: &crate::Kb) -> Vec<gpukb_doctor::Finding> {
+        let mut d = self.diagnosis.clone();
+        kb.link_entries(&self.fp, &mut d);
+        d.findings
     }
 
     /// Like [`MachineFacts::observe`] with a Diagnosis already made of `fp`.

@@ -1241,6 +1241,155 @@ fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> Ma
     }
 }
 
+/// The candidates sorted by what the machine says of each (step 5's first pass).
+#[derive(Default)]
+struct BySay {
+    /// Confirmed and well supported by the text.
+    first: Vec<Hit>,
+    /// Confirmed root causes the text supports only weakly, with their text rank.
+    weak_roots: Vec<(usize, Hit)>,
+    /// The best-ranked candidate the machine confirms as a symptom that the text
+    /// supports only weakly.
+    weak_symptom: Option<Hit>,
+    /// Neither confirmed nor ruled out, in text order.
+    rest: Vec<Hit>,
+    ruled_out: Vec<Hit>,
+    undecided: Vec<(String, String)>,
+    /// What the text supports at all (id, category), any rank, in text order.
+    seen: Vec<(String, String)>,
+    /// Whether the machine rules out the text's own best answer.
+    text_best_ruled_out: bool,
+    /// The text's best answer the machine does not rule out.
+    text_best_kept: Option<(String, String)>,
+}
+
+impl BySay {
+    /// Moves `h` first unless a confirmed answer is there already, taking it out of the
+    /// other lists.
+    fn promote(&mut self, h: Hit) {
+        self.rest.retain(|x| x.id != h.id);
+        self.ruled_out.retain(|x| x.id != h.id);
+        self.first.push(h);
+    }
+}
+
+/// Step 5's first pass: each candidate's machine verdict, and where that puts it.
+fn sort_by_say(
+    hits: Vec<(Hit, Undecided)>,
+    facts: Option<&MachineFacts>,
+    limit: usize,
+    w: &Weights,
+) -> BySay {
+    let mut s = BySay {
+        seen: hits
+            .iter()
+            .map(|(h, _)| (h.id.clone(), h.category.clone()))
+            .collect(),
+        ..BySay::default()
+    };
+    for (pos, (mut h, und)) in hits.into_iter().enumerate() {
+        if let Some(f) = facts {
+            let v = machine_verdict(&h, &und, &f.diagnosis);
+            for u in und {
+                if !s.undecided.iter().any(|x| x.0 == u.0) && pos < limit {
+                    s.undecided.push(u);
+                }
+            }
+            let (outcome, root) = (v.outcome, v.root_cause);
+            if outcome != Outcome::RuledOut && s.text_best_kept.is_none() {
+                s.text_best_kept = Some((h.id.clone(), h.category.clone()));
+            }
+            h.machine = Some(v);
+            match outcome {
+                Outcome::Confirmed if h.supported => {
+                    h.confidence = h.confidence.max(w.confirmed_floor);
+                    s.first.push(h);
+                    continue;
+                }
+                Outcome::Confirmed if root => {
+                    s.weak_roots.push((s.rest.len(), h));
+                    continue;
+                }
+                Outcome::Confirmed if s.weak_symptom.is_none() => {
+                    s.weak_symptom = Some(h.clone());
+                }
+                Outcome::RuledOut => {
+                    s.text_best_ruled_out |= pos == 0;
+                    if pos < limit {
+                        s.ruled_out.push(h);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        s.rest.push(h);
+    }
+    s
+}
+
+/// Nothing the text supports is confirmed. A root cause the machine confirms keeps its
+/// text rank; else the root cause of a symptom the machine confirms and the paste's
+/// words point at (cuInit failing, no device) is the answer; else the machine's failure,
+/// when the text's own answer is ruled out here or the text supports its entry (the
+/// failure is what this machine's process runs into; the paste is its symptom).
+fn when_nothing_confirmed(kb: &Kb, s: &mut BySay, facts: Option<&MachineFacts>, w: &Weights) {
+    let root_confirmed = !s.weak_roots.is_empty();
+    for (at, h) in std::mem::take(&mut s.weak_roots).into_iter().rev() {
+        let at = at.min(s.rest.len());
+        s.rest.insert(at, h);
+    }
+    let Some(f) = facts else {
+        return;
+    };
+    let d = &f.diagnosis;
+    if let (Some(sym), false) = (s.weak_symptom.as_ref(), root_confirmed) {
+        if let Some(h) = root_cause_hit(kb, d, sym, w).filter(|h| {
+            // An entry of the root finding's own category: precisely about it.
+            d.findings.iter().any(|f| {
+                f.root_cause
+                    && f.severity == gpukb_doctor::Severity::Failure
+                    && f.category == h.category
+                    && h.machine.as_ref().and_then(|m| m.check.as_deref()) == Some(f.check.name())
+            })
+        }) {
+            s.promote(h);
+        }
+    }
+    if s.first.is_empty() {
+        let best = (s.text_best_ruled_out, s.text_best_kept.as_ref());
+        if let Some(h) = doctor_failure_hit(kb, f, &s.seen, best, w) {
+            s.promote(h);
+        }
+    }
+}
+
+/// Something the text supports is confirmed: confirmed root causes the text supports
+/// weakly join it (the machine and the paste agree that this part of the stack is
+/// broken), and when none of them is a root cause, the root cause of the first goes
+/// before it.
+fn when_confirmed(kb: &Kb, s: &mut BySay, facts: Option<&MachineFacts>, w: &Weights) {
+    for (_, mut h) in std::mem::take(&mut s.weak_roots) {
+        h.confidence = h.confidence.max(w.confirmed_floor);
+        s.first.push(h);
+    }
+    let Some(d) = facts.map(|f| &f.diagnosis) else {
+        return;
+    };
+    if s.first
+        .iter()
+        .any(|h| h.machine.as_ref().is_some_and(|m| m.root_cause))
+    {
+        return;
+    }
+    if let Some(h) = s.first.first().and_then(|h| root_cause_hit(kb, d, h, w)) {
+        s.first.retain(|x| x.id != h.id);
+        s.rest.retain(|x| x.id != h.id);
+        s.ruled_out.retain(|x| x.id != h.id);
+        s.first.insert(0, h);
+    }
+}
+
 /// Step 5: the machine decides among what the text supports. A confirmed, supported
 /// candidate moves first; a ruled-out one moves to `ruled_out` (when it would have been
 /// shown); unknowns keep their text rank. Confidence never increases down the results.
@@ -1251,128 +1400,19 @@ fn machine_rank(
     limit: usize,
     w: &Weights,
 ) -> Ranking {
-    let mut first = Vec::new();
-    let mut weak_roots = Vec::new();
-    // The best-ranked candidate the machine confirms as a symptom that the text
-    // supports only weakly.
-    let mut weak_symptom: Option<Hit> = None;
-    let mut rest = Vec::new();
-    let mut ruled_out = Vec::new();
-    let mut undecided: Vec<(String, String)> = Vec::new();
-    // What the text supports at all (any rank), and the best of it for later rules.
-    let seen: Vec<(String, String)> = hits
-        .iter()
-        .map(|(h, _)| (h.id.clone(), h.category.clone()))
-        .collect();
-    let mut text_best_ruled_out = false;
-    // The text's best answer the machine does not rule out.
-    let mut text_best_kept: Option<(String, String)> = None;
-    for (pos, (mut h, und)) in hits.into_iter().enumerate() {
-        if let Some(f) = facts {
-            let v = machine_verdict(&h, &und, &f.diagnosis);
-            for u in und {
-                if !undecided.iter().any(|x| x.0 == u.0) && pos < limit {
-                    undecided.push(u);
-                }
-            }
-            let (outcome, root) = (v.outcome, v.root_cause);
-            if outcome != Outcome::RuledOut && text_best_kept.is_none() {
-                text_best_kept = Some((h.id.clone(), h.category.clone()));
-            }
-            h.machine = Some(v);
-            match outcome {
-                Outcome::Confirmed if h.supported => {
-                    h.confidence = h.confidence.max(w.confirmed_floor);
-                    first.push(h);
-                    continue;
-                }
-                Outcome::Confirmed if root => {
-                    weak_roots.push((rest.len(), h));
-                    continue;
-                }
-                Outcome::Confirmed if weak_symptom.is_none() => weak_symptom = Some(h.clone()),
-                Outcome::RuledOut => {
-                    text_best_ruled_out |= pos == 0;
-                    if pos < limit {
-                        ruled_out.push(h);
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        rest.push(h);
-    }
-    // A root cause the machine confirms joins the confirmed answers even when the text
-    // supports it only weakly, provided the text's own answer is confirmed too (the
-    // machine and the paste agree that this part of the stack is broken). Otherwise it
-    // keeps its text rank.
-    if first.is_empty() {
-        let root_confirmed = !weak_roots.is_empty();
-        for (at, h) in weak_roots.into_iter().rev() {
-            rest.insert(at.min(rest.len()), h);
-        }
-        // Nothing the text supports is confirmed, but the machine confirms a symptom
-        // the paste's words point at (cuInit failing, no device) and its doctor names
-        // the failure that explains it: that root cause is the answer for this machine.
-        if let (Some(d), Some(sym), false) = (
-            facts.map(|f| &f.diagnosis),
-            weak_symptom.as_ref(),
-            root_confirmed,
-        ) {
-            if let Some(h) = root_cause_hit(kb, d, sym, w).filter(|h| {
-                // An entry of the root finding's own category: precisely about it.
-                d.findings.iter().any(|f| {
-                    f.root_cause
-                        && f.severity == gpukb_doctor::Severity::Failure
-                        && f.category == h.category
-                        && h.machine.as_ref().and_then(|m| m.check.as_deref())
-                            == Some(f.check.name())
-                })
-            }) {
-                rest.retain(|x| x.id != h.id);
-                ruled_out.retain(|x| x.id != h.id);
-                first.push(h);
-            }
-        }
-        // Still nothing confirmed: the machine's doctor names a failure, and the text's
-        // own best answer was ruled out by this machine or the text supports the entry
-        // the doctor links to that failure. The failure is what this machine's process
-        // runs into; the paste is its symptom.
-        if first.is_empty() {
-            if let Some(h) = facts.and_then(|f| {
-                doctor_failure_hit(
-                    kb,
-                    f,
-                    &seen,
-                    (text_best_ruled_out, text_best_kept.as_ref()),
-                    w,
-                )
-            }) {
-                rest.retain(|x| x.id != h.id);
-                ruled_out.retain(|x| x.id != h.id);
-                first.push(h);
-            }
-        }
+    let mut s = sort_by_say(hits, facts, limit, w);
+    if s.first.is_empty() {
+        when_nothing_confirmed(kb, &mut s, facts, w);
     } else {
-        for (_, mut h) in weak_roots {
-            h.confidence = h.confidence.max(w.confirmed_floor);
-            first.push(h);
-        }
-        if let Some(d) = facts.map(|f| &f.diagnosis) {
-            if !first
-                .iter()
-                .any(|h| h.machine.as_ref().is_some_and(|m| m.root_cause))
-            {
-                if let Some(h) = first.first().and_then(|h| root_cause_hit(kb, d, h, w)) {
-                    first.retain(|x| x.id != h.id);
-                    rest.retain(|x| x.id != h.id);
-                    ruled_out.retain(|x| x.id != h.id);
-                    first.insert(0, h);
-                }
-            }
-        }
+        when_confirmed(kb, &mut s, facts, w);
     }
+    let BySay {
+        mut first,
+        rest,
+        mut ruled_out,
+        undecided,
+        ..
+    } = s;
     // A confirmed root cause before a confirmed symptom it explains (stable: text order
     // otherwise).
     first.sort_by_key(|h| !h.machine.as_ref().is_some_and(|m| m.root_cause));
@@ -1477,9 +1517,8 @@ fn doctor_failure_hit(
     (text_best_ruled_out, text_best_kept): (bool, Option<&(String, String)>),
     w: &Weights,
 ) -> Option<Hit> {
-    let failure = |f: &crate::diagnose::Finding| {
-        f.root_cause && f.severity == crate::diagnose::Severity::Failure
-    };
+    let failure =
+        |f: &gpukb_doctor::Finding| f.root_cause && f.severity == gpukb_doctor::Severity::Failure;
     if !facts.diagnosis.findings.iter().any(failure) {
         return None;
     }

@@ -282,7 +282,7 @@ fn junk_matches_nothing_on_a_broken_machine_either() {
     for (machine, facts) in broken_machines() {
         assert_ne!(
             facts.diagnosis.verdict,
-            gpukb_kb::diagnose::Verdict::Ok,
+            gpukb_doctor::Verdict::Ok,
             "{machine}: the edited fingerprint is not broken"
         );
         for (kind, text) in &set {
