@@ -415,3 +415,149 @@ fn filled_placeholders_agree_with_the_doctors_computed_fixes() {
         "{drivers} driver installs, {pins} pins"
     );
 }
+
+/// What a user of a machine with each root cause typically pastes: the symptom
+/// the failing program prints (often one several causes share), never the
+/// cause's own name. Written per mechanism, not from any one report: (check,
+/// a word the variant's name holds or "" for any, pastes).
+const SYMPTOMS: &[(&str, &str, &[&str])] = &[
+    (
+        "mig_without_instances",
+        "",
+        &[
+            "RuntimeError: No CUDA GPUs are available",
+            "RuntimeError: CUDA error: no CUDA-capable device is detected",
+        ],
+    ),
+    (
+        "gpu_fell_off_bus",
+        "",
+        &[
+            "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error",
+            "RuntimeError: CUDA error: unknown error",
+        ],
+    ),
+    (
+        "wsl_libcuda_missing",
+        "",
+        &[
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
+            "Could not load library libcuda.so. Error: libcuda.so: cannot open shared object file: No such file or directory",
+        ],
+    ),
+    (
+        "wsl_linux_driver_installed",
+        "",
+        &["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."],
+    ),
+    (
+        "cuda_visible_devices_hides_gpus",
+        "",
+        &[
+            "RuntimeError: No CUDA GPUs are available",
+            "cudaGetDeviceCount returned 100 -> no CUDA-capable device is detected",
+        ],
+    ),
+    (
+        "library_shadowed_by_ld_library_path",
+        "nccl",
+        &["ImportError: /opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommInitRankScalable"],
+    ),
+    (
+        "library_shadowed_by_ld_library_path",
+        "cuda-runtime",
+        &["ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12"],
+    ),
+    (
+        "driver_not_loaded",
+        "",
+        &[
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
+        ],
+    ),
+    (
+        "container_without_gpu",
+        "",
+        &["RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver"],
+    ),
+    (
+        "driver_older_than_torch_cuda",
+        "",
+        &["RuntimeError: The NVIDIA driver on your system is too old (found version 12080). Please update your GPU driver"],
+    ),
+];
+
+/// The scores search with the machine may not fall below on the variants'
+/// symptom pastes (a ratchet, like the doctor's).
+const SEARCH_FLOOR_TUNING: f64 = 0.9;
+const SEARCH_FLOOR_HELD_OUT: f64 = 0.85;
+
+#[test]
+fn search_with_the_machine_names_each_broken_variant_s_cause() {
+    let kb = gpukb_kb::Kb::open().unwrap();
+    let mut cases = [(0usize, 0usize), (0, 0)]; // (right, total): tuning, held out
+    let mut misses = Vec::new();
+    let mut text_right = [0usize, 0];
+    for v in gen::generate(SEED) {
+        let Some(check) = v.expect else { continue };
+        let pastes = SYMPTOMS
+            .iter()
+            .find(|(c, form, _)| *c == check && v.name.contains(form))
+            .unwrap_or_else(|| panic!("no symptom paste for {}: add one to SYMPTOMS", v.name))
+            .2;
+        let fp = match &v.input {
+            Input::Capture(m) => m.observe(),
+            Input::Observed(fp) => (**fp).clone(),
+        };
+        let facts = gpukb_kb::MachineFacts::observe(&fp, "generated variant");
+        let part = usize::from(held_out(&v.name));
+        for paste in pastes {
+            // Right: the top answer is confirmed on this machine by the variant's
+            // own root-cause check.
+            let names = |hits: &[gpukb_kb::Hit]| {
+                hits.first()
+                    .and_then(|h| h.machine.as_ref())
+                    .is_some_and(|m| m.check() == Some(check) && m.root_cause())
+            };
+            let with = kb.search(paste, Some(&facts), 3).unwrap();
+            let right = names(&with);
+            cases[part].1 += 1;
+            cases[part].0 += usize::from(right);
+            // The text alone, judged by the same machine's verdict of its top answer.
+            let alone = kb.search(paste, None, 3).unwrap();
+            let alone_id = alone.first().map(|h| h.id.clone());
+            text_right[part] += usize::from(
+                alone_id.is_some() && with.first().map(|h| &h.id) == alone_id.as_ref() && right,
+            );
+            if !right && part == 0 {
+                misses.push(format!(
+                    "{}: {paste:?} -> {}",
+                    v.name,
+                    with.first().map_or("nothing".into(), |h| h.id.clone())
+                ));
+            }
+        }
+    }
+    let pct = |(r, n): (usize, usize)| if n == 0 { 1.0 } else { r as f64 / n as f64 };
+    let (t, h) = (pct(cases[0]), pct(cases[1]));
+    println!(
+        "search with the machine on the variants' symptom pastes: tuning {}/{} = {:.0} %, held out {}/{} = {:.0} %; \
+         the text alone already first on tuning {}, held out {}",
+        cases[0].0, cases[0].1, t * 100.0, cases[1].0, cases[1].1, h * 100.0, text_right[0], text_right[1]
+    );
+    for m in &misses {
+        println!("MISS {m}");
+    }
+    assert!(cases[0].1 >= 15 && cases[1].1 >= 5, "{cases:?}");
+    assert!(
+        t >= SEARCH_FLOOR_TUNING - 1e-9,
+        "tuning part {:.0} %",
+        t * 100.0
+    );
+    assert!(
+        h >= SEARCH_FLOOR_HELD_OUT - 1e-9,
+        "held-out part {:.0} %",
+        h * 100.0
+    );
+}
