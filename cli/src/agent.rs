@@ -397,16 +397,6 @@ fn offline(args: &AgentArgs) -> bool {
         || args.machine.root.is_some()
 }
 
-/// The checks the diagnosis left undecided because the snapshot did not call
-/// `cuInit` (the agent never does; `gpukb doctor` does).
-pub fn needs_cuinit(d: &gpukb_doctor::Diagnosis) -> Vec<String> {
-    d.undecided
-        .iter()
-        .filter(|u| u.reason.contains("cuInit") || u.reason.contains("CUDA driver API"))
-        .map(|u| u.check.to_string())
-        .collect()
-}
-
 /// `gpukb agent --once --json` (schema `agent-once`, cli/schemas/).
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct OnceOutput {
@@ -506,7 +496,7 @@ fn once_output(agent: &Agent, found: &Found) -> OnceOutput {
         },
         db: agent.store.path().display().to_string(),
         textfile: agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
-        unknown_without_cuinit: needs_cuinit(d),
+        unknown_without_cuinit: d.undecided_for_want_of(gpukb_doctor::Unasked::Cuinit),
         health: OnceHealth {
             verdict: found.node,
             stack: d.verdict,
@@ -554,7 +544,7 @@ fn render_once(agent: &Agent, found: &Found, out: &mut dyn Write) -> anyhow::Res
     if let Err(e) = &pass.kernel_log {
         writeln!(out, "  kernel log not read: {e}")?;
     }
-    let need_cuinit = needs_cuinit(d);
+    let need_cuinit = d.undecided_for_want_of(gpukb_doctor::Unasked::Cuinit);
     if !need_cuinit.is_empty() {
         writeln!(
             out,
