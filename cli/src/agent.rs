@@ -10,8 +10,9 @@ use crate::history::db_path;
 use crate::machine::MachineArgs;
 use anyhow::Context;
 use gpukb_doctor::Verdict;
-use gpukb_monitor::daemon::{Agent, Config, KernelLog, Pass};
+use gpukb_monitor::daemon::{Agent, Config, KernelLog};
 use gpukb_monitor::diff::verdict_str;
+use gpukb_monitor::once::{FailLevel, Found};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -111,18 +112,7 @@ fn config(args: &AgentArgs) -> anyhow::Result<Config> {
     let dur = |flag: &str, v: &str| {
         gpukb_monitor::duration::parse(v).with_context(|| format!("--{flag}"))
     };
-    let kernel_log = match args.kernel_log.as_str() {
-        "system"
-            if args.machine.replay.is_some()
-                || args.machine.fingerprint.is_some()
-                || args.machine.root.is_some() =>
-        {
-            KernelLog::Off
-        }
-        "system" => KernelLog::System,
-        "off" => KernelLog::Off,
-        f => KernelLog::File(PathBuf::from(f)),
-    };
+    let kernel_log = KernelLog::from_flag(&args.kernel_log, offline(args));
     if let Some(t) = &args.textfile {
         anyhow::ensure!(
             gpukb_monitor::daemon::textfile_name_ok(t),
@@ -131,11 +121,8 @@ fn config(args: &AgentArgs) -> anyhow::Result<Config> {
         );
     }
     anyhow::ensure!(args.max_db_mib >= 1, "--max-db-mib must be at least 1");
-    // The stack snapshot takes the cheap facts (gpukb_monitor::snapshot::observe):
-    // no cuInit, and libcuda is loaded only when NVML cannot give the driver's
-    // CUDA version; the checks that need cuInit stay unknown (the output says so).
-    let mut settings = crate::machine::deadlines(&args.machine);
-    settings.cuda_init = false;
+    let settings =
+        gpukb_monitor::snapshot::without_cuinit(&crate::machine::deadlines(&args.machine));
     let settings_cuda = settings.cuda;
     Ok(Config {
         db: db_path(&args.db)?,
@@ -170,7 +157,7 @@ fn canary_config(
         args.canary.as_deref().unwrap_or_default()
     );
     anyhow::ensure!(
-        args.machine.replay.is_none() && args.machine.root.is_none() && args.machine.fingerprint.is_none(),
+        !offline(args),
         "--canary runs kernels on this machine's GPUs: it cannot be combined with --replay, --root or --fingerprint"
     );
     let program =
@@ -214,12 +201,15 @@ pub fn exit_code(verdict: Verdict, fail_on: &[FailOn]) -> u8 {
             Verdict::Unknown => 3,
         };
     }
-    let hit = fail_on.iter().any(|f| match f {
-        FailOn::Failure => verdict == Verdict::Failure,
-        FailOn::Warning => matches!(verdict, Verdict::Warning | Verdict::Failure),
-        FailOn::Unknown => verdict == Verdict::Unknown,
-    });
-    u8::from(hit)
+    let levels: Vec<FailLevel> = fail_on
+        .iter()
+        .map(|f| match f {
+            FailOn::Failure => FailLevel::Failure,
+            FailOn::Warning => FailLevel::Warning,
+            FailOn::Unknown => FailLevel::Unknown,
+        })
+        .collect();
+    u8::from(gpukb_monitor::once::fails_on(verdict, &levels))
 }
 
 /// Where the agent caches ELF summaries: `$CACHE_DIRECTORY` (systemd), else
@@ -227,81 +217,6 @@ pub fn exit_code(verdict: Verdict, fail_on: &[FailOn]) -> u8 {
 #[allow(clippy::disallowed_methods)] // gpukb's own settings, not facts about the machine
 fn elf_cache(db: &std::path::Path) -> Option<PathBuf> {
     gpukb_monitor::paths::elf_cache_dir(&|k| std::env::var(k).ok(), db)
-}
-
-/// What `--once` asked NVML before anything else.
-struct NvmlFirst {
-    telemetry: gpukb_monitor::telemetry::Telemetry,
-    nvml: gpukb_facts::Observed<gpukb_facts::fingerprint::NvmlFacts>,
-}
-
-/// NVML first, then let go of it. `nvmlInit` alone allocates about 13.5 MB and
-/// maps libnvidia-ml and libcuda (19 MB on an H200): `--once` asks NVML once, for
-/// the telemetry sample and the fingerprint's section together, and shuts it
-/// down (the library unloaded) before it opens the history and the KB, reads the
-/// files and judges them, so that NVML's memory and gpukb's are never held at
-/// once. (With `--canary` NVML stays open: the canary asks it which GPUs it may
-/// use.) A driver whose `nvmlInit` missed its deadline is not asked again.
-fn ask_nvml_first(cfg: &Config, host: &Arc<gpukb_agent::host::Host>) -> NvmlFirst {
-    let mut sampler = gpukb_monitor::telemetry::NvmlSampler::open(cfg.nvml_deadline);
-    let telemetry = sampler.sample();
-    let nvml = match sampler.init_did_not_answer() {
-        Some(why) => gpukb_facts::Observed::failed(
-            gpukb_facts::fingerprint::Source::Nvml {
-                call: "nvmlInit_v2".into(),
-            },
-            why,
-        ),
-        None => gpukb_agent::nvml_section(host.clone(), &cfg.settings),
-    };
-    drop(sampler);
-    NvmlFirst { telemetry, nvml }
-}
-
-/// `--once`'s judged snapshot (of `--fingerprint FILE`, or observed now with
-/// what NVML said first), and the telemetry sample taken with NVML's answer.
-fn once_snapshot(
-    args: &AgentArgs,
-    agent: &Agent,
-    early: Option<NvmlFirst>,
-    steps: &mut crate::steps::Steps,
-) -> anyhow::Result<(
-    gpukb_monitor::snapshot::Snapshot,
-    Option<gpukb_monitor::telemetry::Telemetry>,
-)> {
-    if let Some(path) = &args.machine.fingerprint {
-        let fp = crate::machine::read_fingerprint(path)?;
-        steps.done("read the fingerprint");
-        let snap = gpukb_monitor::snapshot::judge(
-            fp,
-            &args.machine.describe(),
-            Some(&agent.kb),
-            gpukb_monitor::time::now(),
-        );
-        return Ok((snap, None));
-    }
-    let (fp, sample) = match early {
-        Some(NvmlFirst { telemetry, nvml }) => (
-            gpukb_monitor::snapshot::observe_with_nvml(
-                agent.host.clone(),
-                &agent.cfg.settings,
-                nvml,
-            ),
-            Some(telemetry),
-        ),
-        None => (
-            gpukb_monitor::snapshot::observe(agent.host.clone(), &agent.cfg.settings),
-            None,
-        ),
-    };
-    steps.done("fingerprint (no cuInit)");
-    let snap = gpukb_monitor::snapshot::judge(
-        fp,
-        &agent.cfg.input,
-        Some(&agent.kb),
-        gpukb_monitor::time::now(),
-    );
-    Ok((snap, sample))
 }
 
 pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -322,11 +237,11 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         )),
         None => Arc::new(args.machine.host_caching_in(false, elf_cache(&cfg.db))?),
     };
-    let nvml_first = args.once
-        && args.machine.fingerprint.is_none()
-        && cfg.canary.is_none()
-        && matches!(host.mode(), gpukb_agent::host::Mode::Live);
-    let early = nvml_first.then(|| ask_nvml_first(&cfg, &host));
+    let early = if args.once {
+        gpukb_monitor::once::ask_nvml_first(&cfg, &host, args.machine.fingerprint.is_some())
+    } else {
+        None
+    };
     if early.is_some() {
         steps.done("NVML: facts and sample");
     }
@@ -335,40 +250,35 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if !args.once {
         return daemon(args, &mut agent, out);
     }
-    let mut sampler = match &early {
-        Some(_) => gpukb_monitor::telemetry::NvmlSampler::unavailable(
-            "NVML was shut down after this snapshot's sample",
-        ),
-        None => {
-            // NVML's initialisation is reference-counted: opened here, the stack
-            // snapshot's own nvmlInit/nvmlShutdown cost next to nothing and the
-            // telemetry sample reuses the same session.
-            let s = agent.sampler();
-            steps.done("open NVML");
-            s
+    once(args, &mut agent, early, &mut steps, out)
+}
+
+/// `--once`: one pass of the agent (`gpukb_monitor::once`), the textfile
+/// written, the answer printed; the exit code by the node's verdict.
+fn once(
+    args: &AgentArgs,
+    agent: &mut Agent,
+    early: Option<gpukb_monitor::once::NvmlFirst>,
+    steps: &mut crate::steps::Steps,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    let pass = gpukb_monitor::once::Once::begin(agent, early);
+    if pass.opened_nvml() {
+        steps.done("open NVML");
+    }
+    let fingerprint = match &args.machine.fingerprint {
+        Some(path) => {
+            let fp = crate::machine::read_fingerprint(path)?;
+            steps.done("read the fingerprint");
+            Some(fp)
         }
+        None => None,
     };
-    let (snap, early_sample) = once_snapshot(args, &agent, early, &mut steps)?;
-    steps.done("diagnose");
-    let pass = agent.record(snap)?;
-    let (node, hardware) = agent.node_verdict(&pass.snapshot)?;
-    steps.done("store, compare, kernel log");
-    let telemetry = match early_sample {
-        Some(t) => agent.with_platform(t, Some(&pass.snapshot)),
-        None => agent.sample(&mut sampler, Some(&pass.snapshot)),
-    };
-    let canary = agent.canary_pass(&mut sampler, Some(&pass.snapshot))?;
-    let text = agent.exposition(
-        Some(&pass.snapshot),
-        Some(&telemetry),
-        pass.kernel_log.clone(),
-        canary.as_ref(),
-    )?;
-    steps.done("sample telemetry, metrics");
-    agent.write_textfile(&text)?;
+    let found = pass.run(agent, fingerprint, &mut |s| steps.done(s))?;
+    agent.write_textfile(&found.exposition)?;
     if args.json {
-        let mut o = once_output(&agent, &pass, node, &hardware)?;
-        if let Some(c) = &canary {
+        let mut o = once_output(agent, &found);
+        if let Some(c) = &found.canary {
             o.canary = Some(match c {
                 Ok(results) => serde_json::to_value(results)?,
                 Err(why) => serde_json::json!({ "unavailable": why }),
@@ -377,14 +287,14 @@ pub fn run(args: &AgentArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut *out, &o)?;
         writeln!(out)?;
     } else {
-        render_once(&agent, &pass, node, &hardware, out)?;
-        if let Some(c) = &canary {
+        render_once(agent, &found, out)?;
+        if let Some(c) = &found.canary {
             render_canary(c, out)?;
         }
     }
     steps.done("write textfile and answer");
     steps.total();
-    Ok(ExitCode::from(exit_code(node, &args.fail_on)))
+    Ok(ExitCode::from(exit_code(found.node, &args.fail_on)))
 }
 
 /// `gpukb agent --ack ID [--note TEXT]`.
@@ -444,78 +354,47 @@ fn npd(args: &AgentArgs, rule: NpdRule, out: &mut dyn Write) -> anyhow::Result<E
     Ok(ExitCode::from(code))
 }
 
+/// The rule's answer as NPD's exit status (0 ok, 1 problem, 2 unknown) and line.
 fn npd_verdict(args: &AgentArgs, rule: NpdRule) -> anyhow::Result<(u8, String)> {
-    let offline = args.machine.replay.is_some()
-        || args.machine.fingerprint.is_some()
-        || args.machine.root.is_some();
     let host = match &args.machine.fingerprint {
         Some(_) => gpukb_agent::host::Host::root_dir("/nonexistent-fingerprint-input"),
         None => args.machine.host_caching_in(false, None)?,
     };
-    match rule {
-        NpdRule::Hardware => {
-            let source = match args.kernel_log.as_str() {
-                "system" if offline => KernelLog::Off,
-                "system" => KernelLog::System,
-                "off" => KernelLog::Off,
-                f => KernelLog::File(PathBuf::from(f)),
-            };
-            if source == KernelLog::Off {
-                return Ok((
-                    2,
-                    "unknown: the kernel log is not read (--kernel-log off, or a recording)".into(),
-                ));
-            }
-            let records = gpukb_monitor::daemon::read_records(&source, &host)?;
-            let hw = gpukb_monitor::daemon::hardware_of_records(&records);
-            let first = hw.reasons.first().map(|r| r.text.clone());
-            Ok(match hw.level {
-                gpukb_monitor::xid_policy::Level::Failure => {
-                    (1, first.unwrap_or_else(|| "hardware fault".into()))
-                }
-                gpukb_monitor::xid_policy::Level::Warning => {
-                    (0, format!("warning: {}", first.unwrap_or_default()))
-                }
-                gpukb_monitor::xid_policy::Level::Ok => {
-                    (0, "ok: no fail-class Xid in the kernel log".into())
-                }
-            })
-        }
+    let answer = match rule {
+        NpdRule::Hardware => gpukb_monitor::npd::hardware(
+            &KernelLog::from_flag(&args.kernel_log, offline(args)),
+            &host,
+        )?,
         NpdRule::Stack => {
             let kb = gpukb_kb::Kb::open().context("knowledge base")?;
             let fp = match &args.machine.fingerprint {
-                Some(path) => crate::machine::read_fingerprint(path)?,
-                None => {
-                    let mut settings = crate::machine::deadlines(&args.machine);
-                    settings.cuda_init = false;
-                    gpukb_monitor::snapshot::observe(Arc::new(host), &settings)
-                }
+                Some(path) => Some(crate::machine::read_fingerprint(path)?),
+                None => None,
             };
-            let snap = gpukb_monitor::snapshot::judge(
+            gpukb_monitor::npd::stack(
                 fp,
+                host,
+                &crate::machine::deadlines(&args.machine),
                 &args.machine.describe(),
-                Some(&kb),
-                gpukb_monitor::time::now(),
-            );
-            let d = &snap.diagnosis;
-            Ok(match d.verdict {
-                Verdict::Failure => (1, d.summary.clone()),
-                Verdict::Unknown => (2, format!("unknown: {}", d.summary)),
-                Verdict::Warning => (0, format!("warning: {}", d.summary)),
-                Verdict::Ok => (0, format!("ok: {}", d.summary)),
-            })
+                &kb,
+            )
         }
-    }
+    };
+    let text = answer.text;
+    Ok(match answer.verdict {
+        Verdict::Failure => (1, text),
+        Verdict::Unknown => (2, format!("unknown: {text}")),
+        Verdict::Warning => (0, format!("warning: {text}")),
+        Verdict::Ok => (0, format!("ok: {text}")),
+    })
 }
 
-/// The checks the diagnosis left undecided because the snapshot did not call
-/// `cuInit` (the agent never does; `gpukb doctor` does).
-pub fn needs_cuinit(d: &gpukb_doctor::Diagnosis) -> Vec<String> {
-    d.undecided
-        .iter()
-        .filter(|u| u.reason.contains("cuInit") || u.reason.contains("CUDA driver API"))
-        .map(|u| u.check.to_string())
-        .collect()
+/// True when the machine is not this one: a capture, a copied root or a
+/// fingerprint file.
+fn offline(args: &AgentArgs) -> bool {
+    args.machine.replay.is_some()
+        || args.machine.fingerprint.is_some()
+        || args.machine.root.is_some()
 }
 
 /// `gpukb agent --once --json` (schema `agent-once`, cli/schemas/).
@@ -583,37 +462,25 @@ pub struct OnceKernelEvent {
     pub class: String,
 }
 
-fn view(k: &gpukb_monitor::store::KernelRow) -> gpukb_monitor::xid_policy::EventView {
-    gpukb_monitor::xid_policy::EventView {
-        event_id: None,
-        kind: k.kind.clone(),
-        code: k.code,
-        gpu: k.gpu.clone(),
-        message: k.message.clone(),
-    }
-}
-
-fn once_output(
-    agent: &Agent,
-    pass: &Pass,
-    node: Verdict,
-    hardware: &gpukb_monitor::xid_policy::HardwareVerdict,
-) -> anyhow::Result<OnceOutput> {
+/// `--json`: what the pass found, as schema `agent-once`.
+fn once_output(agent: &Agent, found: &Found) -> OnceOutput {
+    let pass = &found.pass;
     let d = &pass.snapshot.diagnosis;
-    let mut kernel_events = Vec::new();
-    for k in &pass.new_kernel_events {
-        kernel_events.push(OnceKernelEvent {
-            kind: k.kind.clone(),
-            code: k.code,
-            gpu: k.gpu.clone(),
-            seq: k.seq,
-            at: gpukb_monitor::time::rfc3339(k.at),
-            message: k.message.clone(),
-            event_id: agent.store.kernel_event_id(&k.boot_id, k.seq)?,
-            class: gpukb_monitor::xid_policy::judge_event(&view(k)).class,
-        });
-    }
-    Ok(OnceOutput {
+    let kernel_events = found
+        .kernel_events
+        .iter()
+        .map(|e| OnceKernelEvent {
+            kind: e.row.kind.clone(),
+            code: e.row.code,
+            gpu: e.row.gpu.clone(),
+            seq: e.row.seq,
+            at: gpukb_monitor::time::rfc3339(e.row.at),
+            message: e.row.message.clone(),
+            event_id: e.event_id,
+            class: e.class.clone(),
+        })
+        .collect();
+    OnceOutput {
         snapshot: OnceSnapshot {
             id: pass.snapshot_id,
             at: gpukb_monitor::time::rfc3339(pass.snapshot.at),
@@ -629,23 +496,20 @@ fn once_output(
         },
         db: agent.store.path().display().to_string(),
         textfile: agent.cfg.textfile.as_ref().map(|p| p.display().to_string()),
-        unknown_without_cuinit: needs_cuinit(d),
+        unknown_without_cuinit: d.undecided_for_want_of(gpukb_doctor::Unasked::Cuinit),
         health: OnceHealth {
-            verdict: node,
+            verdict: found.node,
             stack: d.verdict,
-            hardware: hardware.clone(),
+            hardware: found.hardware.clone(),
         },
         canary: None,
-    })
+    }
 }
 
-fn render_once(
-    agent: &Agent,
-    pass: &Pass,
-    node: Verdict,
-    hardware: &gpukb_monitor::xid_policy::HardwareVerdict,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
+/// The text answer: the snapshot, what changed, the new kernel-log events,
+/// the hardware layer, what was not read or decided, where metrics went.
+fn render_once(agent: &Agent, found: &Found, out: &mut dyn Write) -> anyhow::Result<()> {
+    let pass = &found.pass;
     let d = &pass.snapshot.diagnosis;
     writeln!(
         out,
@@ -663,47 +527,24 @@ fn render_once(
             crate::history::render_changes(&pass.changes, out)?;
         }
     }
-    for k in &pass.new_kernel_events {
+    for e in &found.kernel_events {
+        let k = &e.row;
         let code = k.code.map(|c| format!(" {c}")).unwrap_or_default();
-        let id = agent
-            .store
-            .kernel_event_id(&k.boot_id, k.seq)?
+        let id = e
+            .event_id
             .map(|i| format!(" [event {i}]"))
             .unwrap_or_default();
         writeln!(
             out,
             "  kernel log: {}{code} on {} ({}){id}: {}",
-            k.kind,
-            k.gpu,
-            gpukb_monitor::xid_policy::judge_event(&view(k)).class,
-            k.message
+            k.kind, k.gpu, e.class, k.message
         )?;
     }
-    if hardware.level != gpukb_monitor::xid_policy::Level::Ok {
-        writeln!(
-            out,
-            "  hardware: {} this boot ({}); the node's verdict: {}",
-            verdict_str(gpukb_monitor::xid_policy::level_verdict(hardware.level)),
-            hardware
-                .reasons
-                .iter()
-                .map(|r| match r.event_id {
-                    Some(i) => format!("{} [event {i}]", r.text),
-                    None => r.text.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-            verdict_str(node)
-        )?;
-        writeln!(
-            out,
-            "  a fail-class event keeps failing until a reboot or `gpukb agent --ack EVENT_ID --note TEXT`"
-        )?;
-    }
+    render_hardware(&found.hardware, found.node, out)?;
     if let Err(e) = &pass.kernel_log {
         writeln!(out, "  kernel log not read: {e}")?;
     }
-    let need_cuinit = needs_cuinit(d);
+    let need_cuinit = d.undecided_for_want_of(gpukb_doctor::Unasked::Cuinit);
     if !need_cuinit.is_empty() {
         writeln!(
             out,
@@ -716,6 +557,36 @@ fn render_once(
         writeln!(out, "  metrics written to {}", t.display())?;
     }
     Ok(())
+}
+
+/// The hardware layer's lines, when the kernel log's events are not all ok.
+fn render_hardware(
+    hardware: &gpukb_monitor::xid_policy::HardwareVerdict,
+    node: Verdict,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if hardware.level == gpukb_monitor::xid_policy::Level::Ok {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "  hardware: {} this boot ({}); the node's verdict: {}",
+        verdict_str(gpukb_monitor::xid_policy::level_verdict(hardware.level)),
+        hardware
+            .reasons
+            .iter()
+            .map(|r| match r.event_id {
+                Some(i) => format!("{} [event {i}]", r.text),
+                None => r.text.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        verdict_str(node)
+    )?;
+    writeln!(
+        out,
+        "  a fail-class event keeps failing until a reboot or `gpukb agent --ack EVENT_ID --note TEXT`"
+    )
 }
 
 fn render_canary(

@@ -8,16 +8,12 @@
 
 use crate::machine::MachineArgs;
 use crate::style::Style;
-use anyhow::Context;
 use gpukb_agent::fingerprint::Fingerprint;
-use gpukb_facts::builds::{parse_python, Arch, PyVersion};
-use gpukb_facts::gpus::{self, GpuClass};
+use gpukb_facts::builds::Arch;
+use gpukb_facts::described::Described;
 use gpukb_facts::plan::{
-    self, Candidate, Code, DriverFact, GpuFact, JetsonFact, MachineFacts, Plan, Support, TorchSpec,
-    Via,
+    self, Candidate, Code, DriverFact, MachineFacts, Plan, Support, TorchSpec, Via,
 };
-use gpukb_facts::DriverVersion;
-use gpukb_jetson::L4tVersion;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -219,7 +215,7 @@ fn support_table(
         "--support-table needs --torch naming a build, e.g. --torch 2.5.1+cu124"
     );
     let arch = match &args.arch {
-        Some(a) => arch_from_flag(a)?,
+        Some(a) => gpukb_facts::described::arch_of(a)?,
         None => Arch::X86_64,
     };
     let w = plan::build_for_spec(spec, arch).ok_or_else(|| {
@@ -290,56 +286,58 @@ fn support_table(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The machines the arguments name, with the flags applied.
+/// What the flags say of the machine (`--gpu`, `--driver`, `--arch`,
+/// `--python`, `--jetpack`, `--l4t`).
+fn described(args: &PlanArgs) -> Described {
+    Described {
+        gpus: args.gpu.clone(),
+        driver: args.driver.clone(),
+        arch: args.arch.clone(),
+        python: args.python.clone(),
+        jetpack: args.jetpack.clone(),
+        l4t: args.l4t.clone(),
+    }
+}
+
+/// The machines the arguments name, with the flags applied: the described
+/// one (`--gpu` with no machine input), else each machine observed.
 fn machines(args: &PlanArgs) -> anyhow::Result<Vec<MachineFacts>> {
-    let described = !args.gpu.is_empty()
+    let flags = described(args);
+    if !args.gpu.is_empty()
         && args.root.is_none()
         && args.replay.is_empty()
-        && args.fingerprint.is_empty();
-    let mut ms: Vec<MachineFacts> = Vec::new();
-    if described {
-        ms.push(MachineFacts {
-            label: "described machine".into(),
-            gpus: Vec::new(),
-            gpus_unknown: None,
-            driver: DriverFact::Unknown("not given: --driver".into()),
-            driver_cuda: None,
-            arch: None,
-            python: None,
-            jetson: None,
-        });
-    } else {
-        let base = |root: Option<PathBuf>,
-                    replay: Option<PathBuf>,
-                    fingerprint: Option<PathBuf>| MachineArgs {
+        && args.fingerprint.is_empty()
+    {
+        return Ok(vec![flags.machine()?]);
+    }
+    let base = |root: Option<PathBuf>, replay: Option<PathBuf>, fingerprint: Option<PathBuf>| {
+        MachineArgs {
             root,
             replay,
             fingerprint,
             timeout: args.timeout,
-        };
-        let mut inputs: Vec<MachineArgs> = Vec::new();
-        inputs.extend(
-            args.replay
-                .iter()
-                .map(|r| base(None, Some(r.clone()), None)),
-        );
-        inputs.extend(
-            args.fingerprint
-                .iter()
-                .map(|f| base(None, None, Some(f.clone()))),
-        );
-        if inputs.is_empty() {
-            inputs.push(base(args.root.clone(), None, None));
         }
-        for m in &inputs {
-            let fp = observe(m)?;
-            ms.push(MachineFacts::from_fingerprint(&fp, &m.describe()));
-        }
+    };
+    let mut inputs: Vec<MachineArgs> = Vec::new();
+    inputs.extend(
+        args.replay
+            .iter()
+            .map(|r| base(None, Some(r.clone()), None)),
+    );
+    inputs.extend(
+        args.fingerprint
+            .iter()
+            .map(|f| base(None, None, Some(f.clone()))),
+    );
+    if inputs.is_empty() {
+        inputs.push(base(args.root.clone(), None, None));
     }
-    for m in &mut ms {
-        apply_flags(args, m, described)?;
+    let mut ms: Vec<MachineFacts> = Vec::new();
+    for m in &inputs {
+        let fp = observe(m)?;
+        ms.push(MachineFacts::from_fingerprint(&fp, &m.describe()));
     }
-    Ok(ms)
+    ms.into_iter().map(|m| Ok(flags.apply_to(m)?)).collect()
 }
 
 fn observe(m: &MachineArgs) -> anyhow::Result<Fingerprint> {
@@ -350,188 +348,6 @@ fn observe(m: &MachineArgs) -> anyhow::Result<Fingerprint> {
     let mut settings = crate::machine::deadlines(m);
     settings.cuda_init = false;
     Ok(gpukb_agent::fingerprint(host, &settings))
-}
-
-fn jetpack_to_l4t(jp: &str) -> Option<L4tVersion> {
-    let want = jp.trim();
-    gpukb_jetson::tables::jetpack_table()
-        .iter()
-        .filter(|r| {
-            let v = r.jetpack.split_whitespace().next().unwrap_or("");
-            v == want
-        })
-        .map(|r| r.l4t)
-        .max()
-}
-
-/// Overrides the observed facts of `m` with the flags given, then fills in
-/// what a Jetson implies (aarch64, a JetPack fact).
-fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow::Result<()> {
-    if !args.gpu.is_empty() {
-        m.gpus = gpus_from_flags(&args.gpu)?;
-        m.gpus_unknown = None;
-    }
-    reject_jetson_flags_without_jetson(args, m)?;
-    if let Some(d) = &args.driver {
-        m.driver = driver_from_flag(d)?;
-        m.driver_cuda = None;
-    }
-    if let Some(a) = &args.arch {
-        m.arch = Some(arch_from_flag(a)?);
-    }
-    if let Some(p) = &args.python {
-        m.python = Some(python_from_flag(p)?);
-    }
-    if let Some(l) = &args.l4t {
-        m.jetson = Some(jetson_from_l4t_flag(l)?);
-    }
-    if let Some(jp) = &args.jetpack {
-        m.jetson = Some(jetson_from_jetpack_flag(jp)?);
-    }
-    infer_platform(m, described);
-    Ok(())
-}
-
-/// Reads the `--gpu` flags (product name, compute capability or PCI id) into GPU facts.
-fn gpus_from_flags(flags: &[String]) -> anyhow::Result<Vec<GpuFact>> {
-    flags
-        .iter()
-        .map(|g| {
-            let r = gpus::resolve(g).map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
-            Ok(GpuFact {
-                name: r.name,
-                cc: r.cc,
-                class: r.class,
-                in_table: r.in_table,
-                source: format!("--gpu {g:?} ({})", r.source),
-            })
-        })
-        .collect()
-}
-
-/// Refuses `--jetpack`/`--l4t` when one of the machine's GPUs is not a Jetson.
-fn reject_jetson_flags_without_jetson(args: &PlanArgs, m: &MachineFacts) -> anyhow::Result<()> {
-    if let (Some(flag), Some(g)) = (
-        args.jetpack
-            .as_ref()
-            .map(|j| format!("--jetpack {j}"))
-            .or(args.l4t.as_ref().map(|l| format!("--l4t {l}"))),
-        m.gpus
-            .iter()
-            .find(|g| g.class != GpuClass::Jetson && !gpukb_facts::compat::is_tegra(g.cc.pair())),
-    ) {
-        anyhow::bail!(
-            "{flag}: {} (compute capability {}) is not a Jetson GPU; JetPack and L4T exist only on Jetson modules (drop {flag}, or name the Jetson: --gpu \"Jetson Orin NX\")",
-            g.name,
-            g.cc
-        );
-    }
-    Ok(())
-}
-
-/// Reads `--driver`: a release as given, or a bare branch as its first release in the tables.
-fn driver_from_flag(d: &str) -> anyhow::Result<DriverFact> {
-    let (version, note) = if d.trim().contains('.') {
-        (
-            d.parse::<DriverVersion>()
-                .with_context(|| format!("--driver {d:?}"))?,
-            None,
-        )
-    } else {
-        let branch: u32 = d.trim().parse().map_err(|_| {
-            anyhow::anyhow!(
-                "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
-            )
-        })?;
-        anyhow::ensure!(
-            (100..=9999).contains(&branch),
-            "--driver {d:?}: expected a release like 580.95.05 or a branch like 580"
-        );
-        match gpukb_facts::compat::first_release_of_branch(branch) {
-            Some(r) => (r.parse()?, Some(format!("driver {branch} read as {r}, the first R{branch} release in the CUDA release notes (Table 3)"))),
-            None => (d.trim().parse()?, Some(format!("driver {branch}: no R{branch} release is in my tables; compared as {branch}"))),
-        }
-    };
-    Ok(DriverFact::Known { version, note })
-}
-
-/// Reads `--arch` (x86_64 or aarch64).
-fn arch_from_flag(a: &str) -> anyhow::Result<Arch> {
-    Arch::parse(a).ok_or_else(|| anyhow::anyhow!("--arch {a:?}: expected x86_64 or aarch64"))
-}
-
-/// Reads `--python` (3.X).
-fn python_from_flag(p: &str) -> anyhow::Result<PyVersion> {
-    parse_python(p)
-        .filter(|v| v.0 == 3 && v.1 < 100)
-        .ok_or_else(|| anyhow::anyhow!("--python {p:?}: expected a version like 3.12"))
-}
-
-/// Reads `--l4t` into a Jetson fact, with the JetPack the table pairs it with.
-fn jetson_from_l4t_flag(l: &str) -> anyhow::Result<JetsonFact> {
-    let l4t = L4tVersion::parse(l.trim_start_matches(['R', 'r']))
-        .map_err(|e| anyhow::anyhow!("--l4t {l:?}: {e}"))?;
-    let jetpack = match gpukb_jetson::tables::lookup_l4t(l4t) {
-        gpukb_jetson::tables::L4tLookup::Known(r) => Some(r.jetpack),
-        gpukb_jetson::tables::L4tLookup::Unknown {
-            inferred_jetpack_major,
-            ..
-        } => inferred_jetpack_major.map(|j| format!("{j}.x")),
-    };
-    Ok(JetsonFact {
-        jetpack,
-        l4t: Some(l4t),
-    })
-}
-
-/// Reads `--jetpack` into a Jetson fact, with the newest L4T the table pairs it with.
-fn jetson_from_jetpack_flag(jp: &str) -> anyhow::Result<JetsonFact> {
-    jp.split('.')
-        .next()
-        .and_then(|s| s.parse::<u32>().ok())
-        .filter(|j| (4..=20).contains(j))
-        .ok_or_else(|| anyhow::anyhow!("--jetpack {jp:?}: expected a release like 6.2"))?;
-    let l4t = jetpack_to_l4t(jp);
-    let newest = gpukb_jetson::tables::jetpack_table()
-        .last()
-        .map(|r| r.jetpack.clone())
-        .unwrap_or_default();
-    anyhow::ensure!(
-        l4t.is_some()
-            || gpukb_jetson::version::major_minor(jp) > gpukb_jetson::version::major_minor(&newest),
-        "--jetpack {jp:?}: not a JetPack release in my table (give --l4t instead)"
-    );
-    Ok(JetsonFact {
-        jetpack: Some(jp.trim().to_string()),
-        l4t,
-    })
-}
-
-/// Fills in the architecture (a described machine's from its GPUs; every
-/// Jetson is aarch64) and the Jetson fact a Jetson GPU implies.
-fn infer_platform(m: &mut MachineFacts, described: bool) {
-    if described && m.arch.is_none() {
-        let aarch64 = m.jetson.is_some()
-            || m.gpus.iter().any(|g| {
-                g.class == GpuClass::Jetson
-                    || g.name.starts_with("GH")
-                    || g.name.starts_with("GB")
-                    || g.name.contains("DGX Spark")
-            });
-        m.arch = Some(if aarch64 { Arch::Aarch64 } else { Arch::X86_64 });
-    }
-    if m.arch.is_none()
-        && (m.jetson.is_some() || m.gpus.iter().any(|g| g.class == GpuClass::Jetson))
-    {
-        // Every Jetson is aarch64.
-        m.arch = Some(Arch::Aarch64);
-    }
-    if m.jetson.is_none() && m.gpus.iter().any(|g| g.class == GpuClass::Jetson) {
-        m.jetson = Some(JetsonFact {
-            jetpack: None,
-            l4t: None,
-        });
-    }
 }
 
 fn machine_line(v: &plan::MachineView) -> String {

@@ -366,7 +366,7 @@ fn write_machine_notes(
     let cuinit = r
         .undecided
         .iter()
-        .filter(|(_, why)| why.contains("cuInit") || why.contains("NVML"))
+        .filter(|(_, why)| gpukb_doctor::Unasked::NvmlAndCuinit.explains(why))
         .count();
     if facts.applied && cuinit > 0 {
         writeln!(

@@ -3,7 +3,9 @@
 //! its [`fingerprint::Source`]), the typed vocabulary facts are written in
 //! ([`version`], [`target`]), and the one CUDA compatibility engine
 //! ([`compat`]) that the probe, the doctor and the planner ([`plan`], over
-//! the sourced tables in [`builds`] and [`gpus`]) all use.
+//! the sourced tables in [`builds`] and [`gpus`]) all use, with the machines
+//! it plans for read from a fingerprint ([`machine`]) or from a description
+//! ([`described`]).
 //!
 //! Values serialise as the strings users read (`"9.0"`, `"13.0"`,
 //! `"580.159.04"`, `"sm_90a"`), so the JSON stays readable.
@@ -14,6 +16,7 @@
 
 pub mod builds;
 pub mod compat;
+pub mod described;
 pub mod driver_choice;
 pub mod fingerprint;
 pub mod gpus;

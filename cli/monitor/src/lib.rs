@@ -7,7 +7,9 @@
 //! kernel-log reader for Xid events ([`kernel_log`]), telemetry
 //! ([`telemetry`], [`jetson`]), the optional canary ([`canary`]), the Xid
 //! policy that turns kernel-log events into a hardware verdict
-//! ([`xid_policy`]) and the exporters ([`metrics`], [`http`]). The data
+//! ([`xid_policy`]), the exporters ([`metrics`], [`http`]), and the one-shot
+//! pass `--once` runs ([`once`]) with its Node Problem Detector rules
+//! ([`npd`]). The data
 //! these parts hand each other (telemetry samples, the canary's GPU facts)
 //! lives in [`model`], which depends on none of them.
 //!
@@ -31,6 +33,8 @@ pub mod jetson;
 pub mod kernel_log;
 pub mod metrics;
 pub mod model;
+pub mod npd;
+pub mod once;
 pub mod paths;
 pub mod snapshot;
 pub mod stack;

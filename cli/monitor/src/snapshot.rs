@@ -59,6 +59,17 @@ fn cheap(settings: &gpukb_agent::Settings) -> gpukb_agent::Settings {
     }
 }
 
+/// The observer's settings for an agent's snapshot: the deadlines given,
+/// and no `cuInit` (the checks that need it stay unknown; the output says
+/// so). libcuda is loaded only when NVML cannot give the driver's CUDA
+/// version ([`observe`]).
+pub fn without_cuinit(deadlines: &gpukb_agent::Settings) -> gpukb_agent::Settings {
+    gpukb_agent::Settings {
+        cuda_init: false,
+        ..deadlines.clone()
+    }
+}
+
 /// Asks libcuda for the driver's CUDA version only when NVML gave no answer.
 fn with_cuda_fallback(
     mut fp: Fingerprint,

@@ -8,7 +8,8 @@
 //!
 //! The doctor depends on the facts (`gpukb-facts`, `gpukb-jetson`) and on no
 //! knowledge base: `gpukb-kb` links its entries to the findings afterwards
-//! (`Kb::link_entries`), never the reverse. [`effect`] is the one table of what
+//! (`Kb::link_entries`), never the reverse. [`unasked`] says which undecided
+//! checks wait on what a cheap snapshot left unasked. [`effect`] is the one table of what
 //! a printed command does to a machine, which the doctor's fixes and search's
 //! placement of KB fixes both judge with.
 #![forbid(unsafe_code)]
@@ -18,6 +19,7 @@
 pub mod checks;
 pub mod effect;
 pub mod fixes;
+pub mod unasked;
 mod view;
 
 pub use crate::effect::RunsOn;
@@ -27,6 +29,7 @@ use gpukb_facts::{Fingerprint, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+pub use unasked::Unasked;
 
 pub use view::View;
 
