@@ -569,7 +569,8 @@ pub struct OnceSnapshot {
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct OnceKernelEvent {
     /// `xid`, `sxid`, `fallen_off_bus`, `gsp_timeout`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: gpukb_facts::fingerprint::KernelEventKind,
     pub code: Option<u32>,
     /// PCI address as the driver printed it, or `unknown`.
     pub gpu: String,
@@ -586,7 +587,7 @@ pub struct OnceKernelEvent {
 fn view(k: &gpukb_monitor::store::KernelRow) -> gpukb_monitor::xid_policy::EventView {
     gpukb_monitor::xid_policy::EventView {
         event_id: None,
-        kind: k.kind.clone(),
+        kind: k.kind.to_string(),
         code: k.code,
         gpu: k.gpu.clone(),
         message: k.message.clone(),
@@ -603,7 +604,7 @@ fn once_output(
     let mut kernel_events = Vec::new();
     for k in &pass.new_kernel_events {
         kernel_events.push(OnceKernelEvent {
-            kind: k.kind.clone(),
+            kind: k.kind,
             code: k.code,
             gpu: k.gpu.clone(),
             seq: k.seq,

@@ -173,7 +173,7 @@ fn verify(machines: &[MachineFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRo
             let base = t.trim_end_matches(['a', 'f']);
             g.module_loads.iter().find(|m| {
                 m.target == base
-                    && (m.kind == "cubin"
+                    && (m.kind == gpukb_kernels::ImageKind::Cubin
                         || m.ptx_isa
                             .is_some_and(|i| i <= report.driver_max_ptx_isa || m.code != 0))
             })

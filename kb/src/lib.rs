@@ -40,8 +40,8 @@ pub use lint::LintIssue;
 pub use model::{Answer, Confirm, Entry, Fix, Source};
 pub use ruling::{Environment, MachineFacts, RuledOut};
 pub use search::{
-    Distinguish, DistinguishAnswer, Evidence, Hit, MachineVerdict, Outcome, Query, Ranking,
-    RuleVerdict, Weights, WEIGHTS,
+    Distinguish, DistinguishAnswer, Evidence, Hit, HitKind, MachineVerdict, Outcome, Query,
+    Ranking, RuleVerdict, Weights, WEIGHTS,
 };
 pub use signals::Signals;
 

@@ -102,13 +102,24 @@ impl RuleVerdict {
     }
 }
 
+/// Where a hit comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HitKind {
+    /// A curated knowledge-base entry.
+    Curated,
+    /// A generated error-code entry no curated entry explains.
+    Code,
+}
+
 /// One ranked diagnosis.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// Entry id (curated) or generated code id (`cuda-209`, `xid-79`).
     pub id: String,
     /// "curated" or "code".
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: HitKind,
     /// Category (`code` for generated code entries without a curated link).
     pub category: String,
     /// Layer.
@@ -815,7 +826,7 @@ impl Kb {
                 // fixes, confirm and sources: filled in for the hits shown (`with_details`)
                 let hit = Hit {
                     id: id.clone(),
-                    kind: "curated".into(),
+                    kind: HitKind::Curated,
                     category: m.t.str(meta.category).to_string(),
                     layer: m.t.str(meta.layer).to_string(),
                     title: m.t.str(meta.title).to_string(),
@@ -1078,7 +1089,7 @@ fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit
         .collect();
     Hit {
         id: code.id.clone(),
-        kind: "code".into(),
+        kind: HitKind::Code,
         category: "code".into(),
         layer: layer.into(),
         title: format!("{}: {}", code.name, code.message),
@@ -1439,7 +1450,7 @@ fn machine_rank(
 /// only for the hits shown, not for every candidate ranked.
 fn with_details(kb: &Kb, hits: &mut [Hit]) {
     for h in hits.iter_mut() {
-        if h.kind != "curated" || !(h.fixes.is_empty() && h.sources.is_empty()) {
+        if h.kind != HitKind::Curated || !(h.fixes.is_empty() && h.sources.is_empty()) {
             continue;
         }
         if let Ok(Some(e)) = kb.entry(&h.id) {
@@ -1482,7 +1493,7 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
     });
     Some(Hit {
         id: t.str(meta.id).to_string(),
-        kind: "curated".into(),
+        kind: HitKind::Curated,
         category: m.t.str(meta.category).to_string(),
         layer: m.t.str(meta.layer).to_string(),
         title: m.t.str(meta.title).to_string(),
@@ -1550,7 +1561,7 @@ fn doctor_failure_hit(
     };
     Some(Hit {
         id: entry.id.clone(),
-        kind: "curated".into(),
+        kind: HitKind::Curated,
         category: entry.category.clone(),
         layer: entry.layer.clone(),
         title: entry.title.clone(),

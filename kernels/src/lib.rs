@@ -10,13 +10,30 @@
 // Only the `gpukb` binary prints (cli); libraries return what they found.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-/// What an embedded image is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What an embedded image is (`cubin` or `ptx` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ImageKind {
     /// A cubin: SASS machine code for exactly one `sm_XX` (ELF, e_machine 190).
     Cubin,
     /// PTX text for a virtual `compute_XX`, JIT-compiled by the driver.
     Ptx,
+}
+
+impl ImageKind {
+    /// The name used in JSON (`cubin`, `ptx`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImageKind::Cubin => "cubin",
+            ImageKind::Ptx => "ptx",
+        }
+    }
+}
+
+impl std::fmt::Display for ImageKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One embedded image of the probe module.

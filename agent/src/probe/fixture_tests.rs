@@ -17,12 +17,11 @@ fn reports() -> Vec<ProbeReport> {
         .collect()
 }
 
-fn row_image(kind: &str, arch: u32, isa: Option<(u32, u32)>) -> FatbinImage {
+fn row_image(kind: gpukb_kernels::ImageKind, arch: u32, isa: Option<(u32, u32)>) -> FatbinImage {
     FatbinImage {
-        kind: if kind == "ptx" {
-            ImageKind::Ptx
-        } else {
-            ImageKind::Sass
+        kind: match kind {
+            gpukb_kernels::ImageKind::Ptx => ImageKind::Ptx,
+            gpukb_kernels::ImageKind::Cubin => ImageKind::Sass,
         },
         arch,
         variant: ArchVariant::Plain,
@@ -57,7 +56,7 @@ fn rules_reproduce_every_recorded_load_result() {
             assert!(g.rules_agree_with_loads);
             assert_eq!(g.module_loads.len(), gpukb_kernels::images().len());
             for m in &g.module_loads {
-                let img = row_image(&m.kind, m.arch, m.ptx_isa);
+                let img = row_image(m.kind, m.arch, m.ptx_isa);
                 assert_eq!(
                     predict_standalone(g.cc, r.driver_cuda_version, &img),
                     m.code,

@@ -56,10 +56,7 @@ pub(super) fn load_all(cc: (u32, u32), driver: u32) -> Result<Vec<ModuleLoad>, P
         rows.push(ModuleLoad {
             image: img.name.to_string(),
             target,
-            kind: match img.kind {
-                KImageKind::Cubin => "cubin".into(),
-                KImageKind::Ptx => "ptx".into(),
-            },
+            kind: img.kind,
             arch: img.arch,
             ptx_isa: img.ptx_isa,
             code: out.code,

@@ -184,7 +184,8 @@ pub struct ModuleLoad {
     /// `sm_90` or `compute_80`.
     pub target: String,
     /// `cubin` or `ptx`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: gpukb_kernels::ImageKind,
     pub arch: u32,
     /// PTX ISA `.version` for PTX.
     pub ptx_isa: Option<(u32, u32)>,

@@ -19,6 +19,7 @@ use crate::telemetry::{NvmlSampler, Telemetry};
 use crate::xid_policy::{self, EventView, HardwareVerdict};
 use crate::MonitorError;
 use gpukb_agent::host::{Host, Mode};
+use gpukb_facts::fingerprint::KernelEventKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -194,7 +195,7 @@ impl Agent {
                 boot_id: self.boot_id.clone(),
                 seq: r.seq,
                 at: boot + (r.ts_usec / 1_000_000) as i64,
-                kind: n.kind.to_string(),
+                kind: n.kind,
                 code: n.code,
                 gpu: n.gpu,
                 message: r.message.chars().take(500).collect(),
@@ -407,10 +408,10 @@ pub fn hardware_of_records(records: &[kernel_log::Record]) -> HardwareVerdict {
 
 /// What a kernel event means, from the KB's Xid table and linked entries.
 pub fn kernel_meaning(kb: &gpukb_kb::Kb, k: &KernelRow) -> String {
-    let code = match (k.kind.as_str(), k.code) {
-        ("xid", Some(c)) => Some(c),
-        ("fallen_off_bus", _) => Some(79),
-        ("gsp_timeout", _) => Some(119),
+    let code = match (k.kind, k.code) {
+        (KernelEventKind::Xid, Some(c)) => Some(c),
+        (KernelEventKind::FallenOffBus, _) => Some(79),
+        (KernelEventKind::GspTimeout, _) => Some(119),
         _ => None,
     };
     let Some(code) = code else {
