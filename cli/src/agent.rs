@@ -10,7 +10,7 @@ use crate::history::db_path;
 use crate::machine::MachineArgs;
 use anyhow::Context;
 use gpukb_doctor::Verdict;
-use gpukb_monitor::daemon::{Agent, Config, KernelLog, Pass};
+use gpukb_monitor::daemon::{Agent, Config, KernelLogSource, Pass};
 use gpukb_monitor::diff::verdict_str;
 use std::io::Write;
 use std::path::PathBuf;
@@ -117,11 +117,11 @@ fn config(args: &AgentArgs) -> anyhow::Result<Config> {
                 || args.machine.fingerprint.is_some()
                 || args.machine.root.is_some() =>
         {
-            KernelLog::Off
+            KernelLogSource::Off
         }
-        "system" => KernelLog::System,
-        "off" => KernelLog::Off,
-        f => KernelLog::File(PathBuf::from(f)),
+        "system" => KernelLogSource::System,
+        "off" => KernelLogSource::Off,
+        f => KernelLogSource::File(PathBuf::from(f)),
     };
     if let Some(t) = &args.textfile {
         anyhow::ensure!(
@@ -455,12 +455,12 @@ fn npd_verdict(args: &AgentArgs, rule: NpdRule) -> anyhow::Result<(u8, String)> 
     match rule {
         NpdRule::Hardware => {
             let source = match args.kernel_log.as_str() {
-                "system" if offline => KernelLog::Off,
-                "system" => KernelLog::System,
-                "off" => KernelLog::Off,
-                f => KernelLog::File(PathBuf::from(f)),
+                "system" if offline => KernelLogSource::Off,
+                "system" => KernelLogSource::System,
+                "off" => KernelLogSource::Off,
+                f => KernelLogSource::File(PathBuf::from(f)),
             };
-            if source == KernelLog::Off {
+            if source == KernelLogSource::Off {
                 return Ok((
                     2,
                     "unknown: the kernel log is not read (--kernel-log off, or a recording)".into(),

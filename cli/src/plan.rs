@@ -13,7 +13,7 @@ use gpukb_agent::fingerprint::Fingerprint;
 use gpukb_facts::builds::{parse_python, Arch, PyVersion};
 use gpukb_facts::gpus::{self, GpuClass};
 use gpukb_facts::plan::{
-    self, Candidate, Code, DriverFact, GpuFact, JetsonFact, MachineFacts, Plan, Support, TorchSpec,
+    self, Candidate, Code, DriverFact, GpuFact, JetsonFact, Plan, PlannerFacts, Support, TorchSpec,
     Via,
 };
 use gpukb_facts::DriverVersion;
@@ -140,7 +140,7 @@ pub struct VerifyRow {
 /// the recommended build would run there (its SASS arch, or PTX at a
 /// compatible ISA) and reports the `CUresult`, so a 209 or 222 shows up
 /// before anything is installed. Needs this machine's GPU.
-fn verify(machines: &[MachineFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRow>> {
+fn verify(machines: &[PlannerFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRow>> {
     let live = machines.len() == 1 && machines[0].label == "this machine";
     anyhow::ensure!(live, "--verify loads kernel images on a GPU: it needs this machine, not a capture or a described one");
     anyhow::ensure!(
@@ -173,7 +173,7 @@ fn verify(machines: &[MachineFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRo
             let base = t.trim_end_matches(['a', 'f']);
             g.module_loads.iter().find(|m| {
                 m.target == base
-                    && (m.kind == gpukb_kernels::ImageKind::Cubin
+                    && (m.kind == gpukb_kernels::ProbeImageKind::Cubin
                         || m.ptx_isa
                             .is_some_and(|i| i <= report.driver_max_ptx_isa || m.code != 0))
             })
@@ -291,14 +291,14 @@ fn support_table(
 }
 
 /// The machines the arguments name, with the flags applied.
-fn machines(args: &PlanArgs) -> anyhow::Result<Vec<MachineFacts>> {
+fn machines(args: &PlanArgs) -> anyhow::Result<Vec<PlannerFacts>> {
     let described = !args.gpu.is_empty()
         && args.root.is_none()
         && args.replay.is_empty()
         && args.fingerprint.is_empty();
-    let mut ms: Vec<MachineFacts> = Vec::new();
+    let mut ms: Vec<PlannerFacts> = Vec::new();
     if described {
-        ms.push(MachineFacts {
+        ms.push(PlannerFacts {
             label: "described machine".into(),
             gpus: Vec::new(),
             gpus_unknown: None,
@@ -333,7 +333,7 @@ fn machines(args: &PlanArgs) -> anyhow::Result<Vec<MachineFacts>> {
         }
         for m in &inputs {
             let fp = observe(m)?;
-            ms.push(MachineFacts::from_fingerprint(&fp, &m.describe()));
+            ms.push(PlannerFacts::from_fingerprint(&fp, &m.describe()));
         }
     }
     for m in &mut ms {
@@ -366,7 +366,7 @@ fn jetpack_to_l4t(jp: &str) -> Option<L4tVersion> {
 
 /// Overrides the observed facts of `m` with the flags given, then fills in
 /// what a Jetson implies (aarch64, a JetPack fact).
-fn apply_flags(args: &PlanArgs, m: &mut MachineFacts, described: bool) -> anyhow::Result<()> {
+fn apply_flags(args: &PlanArgs, m: &mut PlannerFacts, described: bool) -> anyhow::Result<()> {
     if !args.gpu.is_empty() {
         m.gpus = gpus_from_flags(&args.gpu)?;
         m.gpus_unknown = None;
@@ -410,7 +410,7 @@ fn gpus_from_flags(flags: &[String]) -> anyhow::Result<Vec<GpuFact>> {
 }
 
 /// Refuses `--jetpack`/`--l4t` when one of the machine's GPUs is not a Jetson.
-fn reject_jetson_flags_without_jetson(args: &PlanArgs, m: &MachineFacts) -> anyhow::Result<()> {
+fn reject_jetson_flags_without_jetson(args: &PlanArgs, m: &PlannerFacts) -> anyhow::Result<()> {
     if let (Some(flag), Some(g)) = (
         args.jetpack
             .as_ref()
@@ -509,7 +509,7 @@ fn jetson_from_jetpack_flag(jp: &str) -> anyhow::Result<JetsonFact> {
 
 /// Fills in the architecture (a described machine's from its GPUs; every
 /// Jetson is aarch64) and the Jetson fact a Jetson GPU implies.
-fn infer_platform(m: &mut MachineFacts, described: bool) {
+fn infer_platform(m: &mut PlannerFacts, described: bool) {
     if described && m.arch.is_none() {
         let aarch64 = m.jetson.is_some()
             || m.gpus.iter().any(|g| {

@@ -227,7 +227,7 @@ impl Pending {
 fn with_machine(
     kb: &Kb,
     q: &Query,
-    evidence: &gpukb_kb::Evidence,
+    evidence: &gpukb_kb::TextEvidence,
     limit: usize,
     text_only: Ranking,
     pending: Option<Pending>,
@@ -546,7 +546,7 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
         }
         if let Some(m) = &h.machine {
             match m.outcome() {
-                gpukb_kb::Outcome::Confirmed => {
+                gpukb_kb::RuleOutcome::Confirmed => {
                     writeln!(out, "   {} {}", p.w("32", "✓ confirmed:"), m.because())?
                 }
                 _ if m.check().is_some() => {

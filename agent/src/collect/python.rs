@@ -656,7 +656,7 @@ fn interpreter(host: &Host, site: &str) -> Option<String> {
 }
 
 /// The loader model's inputs: target, environment, and the parsed cache.
-fn loader_inputs(ctx: &Context) -> (&loader::Target, &loader::Environment, &[CacheEntry]) {
+fn loader_inputs(ctx: &Context) -> (&loader::Target, &loader::LoaderEnvironment, &[CacheEntry]) {
     let (target, env) = ctx.loader();
     let cache = match ctx.ld_cache() {
         Ok(Some(c)) => c.as_slice(),

@@ -12,7 +12,7 @@ pub use crate::canary::CanaryStatus;
 use crate::canary::{self as canary_mod, CanaryResult, Launcher};
 use crate::diff::{self, Change, Side};
 use crate::kernel_log;
-use crate::metrics::{self, Inputs};
+use crate::metrics::{self, ExpositionInputs};
 use crate::snapshot::{self, Snapshot};
 use crate::store::{Event, KernelCount, KernelRow, Store};
 use crate::telemetry::{NvmlSampler, Telemetry};
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// Where kernel-log records come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KernelLog {
+pub enum KernelLogSource {
     /// `/dev/kmsg`, else `journalctl -k` (live machines only).
     System,
     /// A file of recorded `/dev/kmsg` lines.
@@ -45,7 +45,7 @@ pub struct Config {
     pub keep: Duration,
     /// Retention: the history's live data stay under this many bytes.
     pub max_db_bytes: u64,
-    pub kernel_log: KernelLog,
+    pub kernel_log: KernelLogSource,
     /// The boot id to file kernel events under (default: the host's).
     pub boot_id: Option<String>,
     /// How the machine is named in the diagnosis.
@@ -184,7 +184,7 @@ impl Agent {
 
     /// Reads the kernel log and stores the NVIDIA events not stored yet.
     fn kernel_pass(&mut self, now: i64) -> Result<Vec<KernelRow>, MonitorError> {
-        if self.cfg.kernel_log == KernelLog::Off {
+        if self.cfg.kernel_log == KernelLogSource::Off {
             return Ok(Vec::new());
         }
         let records = read_records(&self.cfg.kernel_log, &self.host)?;
@@ -309,7 +309,7 @@ impl Agent {
         let kernel = self.kernel_counts()?;
         let hardware = self.hardware()?;
         let changes = self.store.counters("stack_change:")?;
-        Ok(metrics::build(&Inputs {
+        Ok(metrics::build(&ExpositionInputs {
             version: VERSION,
             kb_as_of: gpukb_facts::select::TORCH_BUILDS_AS_OF,
             snapshot: snap,
@@ -365,14 +365,14 @@ impl Agent {
 /// The kernel log's records from `source` (none when it is off): `/dev/kmsg`
 /// (else `journalctl -k`) on a live machine, or a file of recorded lines.
 pub fn read_records(
-    source: &KernelLog,
+    source: &KernelLogSource,
     host: &Host,
 ) -> Result<Vec<kernel_log::Record>, MonitorError> {
     Ok(match source {
-        KernelLog::Off => Vec::new(),
-        KernelLog::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
+        KernelLogSource::Off => Vec::new(),
+        KernelLogSource::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
             .map_err(MonitorError::Setup)?,
-        KernelLog::System => {
+        KernelLogSource::System => {
             if host.mode() != &Mode::Live {
                 return Err(MonitorError::Setup(
                     "the kernel log is read on live machines only (a capture does not record it)"
@@ -440,11 +440,13 @@ pub fn kernel_meaning(kb: &gpukb_kb::Kb, k: &KernelRow) -> String {
 
 /// What a canary outcome means: a failure's CUresult explained by the KB's
 /// code table, with what to do.
-pub fn canary_meaning(kb: &gpukb_kb::Kb, o: &canary_mod::Outcome) -> String {
+pub fn canary_meaning(kb: &gpukb_kb::Kb, o: &canary_mod::CanaryOutcome) -> String {
     match o {
-        canary_mod::Outcome::Passed { .. } => "the GPU runs a kernel and copies data again".into(),
-        canary_mod::Outcome::Skipped { detail, .. } => detail.clone(),
-        canary_mod::Outcome::Failed {
+        canary_mod::CanaryOutcome::Passed { .. } => {
+            "the GPU runs a kernel and copies data again".into()
+        }
+        canary_mod::CanaryOutcome::Skipped { detail, .. } => detail.clone(),
+        canary_mod::CanaryOutcome::Failed {
             code, name, call, ..
         } => {
             let explained = code
@@ -516,8 +518,8 @@ pub fn stamps(paths: &[PathBuf]) -> Stamps {
         .collect()
 }
 
-/// Signals the daemon reacts to.
-pub struct Signals {
+/// The flags the daemon's signal handlers set (SIGTERM/SIGINT: stop; SIGHUP: reopen).
+pub struct SignalFlags {
     pub stop: &'static AtomicBool,
     pub hup: &'static AtomicU32,
 }
@@ -534,7 +536,7 @@ extern "C" fn on_hup(_: libc::c_int) {
 }
 
 /// Installs SIGTERM/SIGINT (stop) and SIGHUP (reopen) handlers.
-pub fn install_signals() -> Result<Signals, MonitorError> {
+pub fn install_signals() -> Result<SignalFlags, MonitorError> {
     fn install(sig: libc::c_int, f: extern "C" fn(libc::c_int)) -> Result<(), MonitorError> {
         // SAFETY: a zeroed sigaction with a handler that only touches atomics
         // (async-signal-safe); SA_RESTART keeps blocking reads going.
@@ -554,7 +556,7 @@ pub fn install_signals() -> Result<Signals, MonitorError> {
     install(libc::SIGTERM, on_stop)?;
     install(libc::SIGINT, on_stop)?;
     install(libc::SIGHUP, on_hup)?;
-    Ok(Signals {
+    Ok(SignalFlags {
         stop: &STOP,
         hup: &HUP,
     })
@@ -581,7 +583,7 @@ impl Agent {
     /// The daemon: runs until SIGTERM/SIGINT. `shared` feeds `--listen`.
     pub fn run(
         &mut self,
-        signals: &Signals,
+        signals: &SignalFlags,
         shared: &Arc<Mutex<Shared>>,
         log: &dyn Log,
     ) -> Result<(), MonitorError> {
@@ -657,7 +659,7 @@ impl Agent {
                     canary = self.canary_pass(&mut sampler, last.as_ref())?;
                     if let Some(Ok(results)) = &canary {
                         for r in results {
-                            if let canary_mod::Outcome::Failed { .. } = r.outcome {
+                            if let canary_mod::CanaryOutcome::Failed { .. } = r.outcome {
                                 log.line(&format!(
                                     "canary on GPU {} ({}): {}",
                                     r.index,
