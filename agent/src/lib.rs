@@ -17,7 +17,7 @@ pub mod redact;
 
 pub use collect::{
     cuda_section, fingerprint, fingerprint_timed, fingerprint_with_nvml, nvml_section,
-    shows_no_nvidia_gpu, Settings, Timing,
+    shows_no_nvidia_gpu, CollectorTiming, Settings,
 };
 pub use fingerprint::Fingerprint;
 

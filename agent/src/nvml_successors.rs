@@ -13,7 +13,7 @@
 //! but not the struct version gpukb sends). Any other error is the answer.
 //!
 //! The fingerprint's NVML section and the agent's telemetry both read these
-//! here, and each [`Answer`] names the function that gave it.
+//! here, and each [`NvmlReading`] names the function that gave it.
 
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Device;
@@ -49,7 +49,7 @@ pub const TEMPERATURE_V1: c_uint =
 /// A reading and the NVML function it came from: the one that answered, or
 /// the one whose error is the answer.
 #[derive(Debug)]
-pub struct Answer<T> {
+pub struct NvmlReading<T> {
     pub call: &'static str,
     pub value: Result<T, NvmlError>,
 }
@@ -73,11 +73,11 @@ fn with_fallback<T>(
     first: Raw<T>,
     deprecated: &'static str,
     then: impl FnOnce() -> Raw<T>,
-) -> Answer<T> {
+) -> NvmlReading<T> {
     let refused = match first {
         Some(Err(rc)) if FALL_BACK_ON.contains(&rc) => Some(rc),
         Some(answer) => {
-            return Answer {
+            return NvmlReading {
                 call: successor,
                 value: answer.map_err(NvmlError::from),
             }
@@ -85,15 +85,15 @@ fn with_fallback<T>(
         None => None,
     };
     match (then(), refused) {
-        (Some(answer), _) => Answer {
+        (Some(answer), _) => NvmlReading {
             call: deprecated,
             value: answer.map_err(NvmlError::from),
         },
-        (None, Some(rc)) => Answer {
+        (None, Some(rc)) => NvmlReading {
             call: successor,
             value: Err(NvmlError::from(rc)),
         },
-        (None, None) => Answer {
+        (None, None) => NvmlReading {
             call: successor,
             value: Err(NvmlError::FailedToLoadSymbol(format!(
                 "this NVML exports neither {successor} nor {deprecated}"
@@ -103,7 +103,7 @@ fn with_fallback<T>(
 }
 
 /// The GPU's temperature in °C (`NVML_TEMPERATURE_GPU`).
-pub fn gpu_temperature(device: &Device) -> Answer<i32> {
+pub fn gpu_temperature(device: &Device) -> NvmlReading<i32> {
     let lib = device.nvml().lib();
     // SAFETY: the handle is only passed to NVML functions of the session
     // `device` borrows, while that borrow keeps the session alive.
@@ -133,7 +133,7 @@ pub fn gpu_temperature(device: &Device) -> Answer<i32> {
 
 /// The bitmask of reasons the clocks are held down (`nvmlClocksEventReason*`,
 /// the same bits as the deprecated `nvmlClocksThrottleReason*`).
-pub fn clocks_event_reasons(device: &Device) -> Answer<u64> {
+pub fn clocks_event_reasons(device: &Device) -> NvmlReading<u64> {
     let lib = device.nvml().lib();
     // SAFETY: as in `gpu_temperature`.
     let handle = unsafe { device.handle() };
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(TEMPERATURE_V1, 0x0100_000C);
     }
 
-    fn answer<T: std::fmt::Debug>(a: Answer<T>) -> (&'static str, Result<T, String>) {
+    fn answer<T: std::fmt::Debug>(a: NvmlReading<T>) -> (&'static str, Result<T, String>) {
         (a.call, a.value.map_err(|e| format!("{e:?}")))
     }
 

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 /// What kind of private value a token stands for (its tag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Kind {
+pub enum PrivateKind {
     /// A hostname, pod or node name.
     Host,
     /// A user name (the first component under `/home`, `$USER`).
@@ -38,21 +38,21 @@ pub enum Kind {
     Secret,
 }
 
-impl Kind {
+impl PrivateKind {
     fn tag(self) -> &'static str {
         match self {
-            Kind::Host => "host",
-            Kind::User => "user",
-            Kind::Path => "path",
-            Kind::Id => "id",
-            Kind::Ip => "ip",
-            Kind::Secret => "secret",
+            PrivateKind::Host => "host",
+            PrivateKind::User => "user",
+            PrivateKind::Path => "path",
+            PrivateKind::Id => "id",
+            PrivateKind::Ip => "ip",
+            PrivateKind::Secret => "secret",
         }
     }
 }
 
 /// Hex digits derived from `value`, as many as asked for.
-fn hash_hex(kind: Kind, value: &[u8], n: usize) -> Vec<u8> {
+fn hash_hex(kind: PrivateKind, value: &[u8], n: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(n + 64);
     let mut h: [u8; 32] = Sha256::new()
         .chain_update(kind.tag().as_bytes())
@@ -87,7 +87,7 @@ fn hex_shaped(v: &[u8]) -> bool {
 /// The token standing for `value`: the same byte length; hex-shaped values
 /// keep their separators, prefix and case (`GPU-` + hex), other values become
 /// `<tag-hex>` (or hex alone when too short for a tag).
-pub fn token(kind: Kind, value: &[u8]) -> Vec<u8> {
+pub fn token(kind: PrivateKind, value: &[u8]) -> Vec<u8> {
     let n = value.len();
     if hex_shaped(value) {
         let prefix = ["GPU-", "MIG-", "i-"]
@@ -210,7 +210,7 @@ fn keep_component(c: &[u8]) -> bool {
 }
 
 /// Files whose whole (trimmed) contents are a private value.
-fn private_file(path: &str) -> Option<Kind> {
+fn private_file(path: &str) -> Option<PrivateKind> {
     const HOST: &[&str] = &[
         "/etc/hostname",
         "/proc/sys/kernel/hostname",
@@ -232,24 +232,24 @@ fn private_file(path: &str) -> Option<Kind> {
         "chassis_asset_tag",
     ];
     if HOST.contains(&path) {
-        return Some(Kind::Host);
+        return Some(PrivateKind::Host);
     }
     let file = path.rsplit('/').next().unwrap_or(path);
     let dmi = (path.starts_with("/sys/class/dmi/id/")
         || path.starts_with("/sys/devices/virtual/dmi/id/"))
         && DMI.contains(&file);
     let tegra = file == "ecid" || file.contains("chip_uid") || file == "serial-number";
-    (ID.contains(&path) || dmi || tegra).then_some(Kind::Id)
+    (ID.contains(&path) || dmi || tegra).then_some(PrivateKind::Id)
 }
 
 /// What an environment variable's value is, when it is private.
-fn private_env(name: &str) -> Option<Kind> {
+fn private_env(name: &str) -> Option<PrivateKind> {
     let n = name.to_ascii_uppercase();
     if matches!(n.as_str(), "USER" | "LOGNAME" | "USERNAME" | "SUDO_USER") {
-        return Some(Kind::User);
+        return Some(PrivateKind::User);
     }
     if n == "HOSTNAME" || n.ends_with("POD_NAME") || n.ends_with("NODE_NAME") || n == "HOST" {
-        return Some(Kind::Host);
+        return Some(PrivateKind::Host);
     }
     if n.ends_with("_TOKEN")
         || n.ends_with("_KEY")
@@ -258,17 +258,17 @@ fn private_env(name: &str) -> Option<Kind> {
         || n.contains("PASSWD")
         || n == "TOKEN"
     {
-        return Some(Kind::Secret);
+        return Some(PrivateKind::Secret);
     }
     None
 }
 
 /// Keys of JSON objects whose string values are private.
-fn private_key(key: &str) -> Option<Kind> {
+fn private_key(key: &str) -> Option<PrivateKind> {
     match key {
         "uuid" | "serial" | "serial_number" | "board_serial" | "ecid" | "machine_id"
-        | "boot_id" | "instance_id" => Some(Kind::Id),
-        "hostname" | "node_name" | "pod_name" => Some(Kind::Host),
+        | "boot_id" | "instance_id" => Some(PrivateKind::Id),
+        "hostname" | "node_name" | "pod_name" => Some(PrivateKind::Host),
         _ => None,
     }
 }
@@ -306,7 +306,7 @@ fn patterns() -> &'static Patterns {
 /// Collects the private values of one machine.
 #[derive(Debug, Default, Clone)]
 pub struct Learner {
-    values: BTreeMap<Vec<u8>, Kind>,
+    values: BTreeMap<Vec<u8>, PrivateKind>,
     /// Hostnames of 1–2 bytes (`vm`): too short to replace wherever they occur as a
     /// word, so they are replaced only where the text says it is a hostname
     /// ([`ShortHosts`]).
@@ -327,23 +327,23 @@ impl Learner {
         Learner::default()
     }
 
-    fn add(&mut self, kind: Kind, v: &[u8]) {
+    fn add(&mut self, kind: PrivateKind, v: &[u8]) {
         let v = v.trim_ascii();
-        if kind == Kind::Host && v.len() < 3 {
+        if kind == PrivateKind::Host && v.len() < 3 {
             self.add_short_host(v);
             return;
         }
         if v.len() < 3 || v.contains(&0) {
             return;
         }
-        if matches!(kind, Kind::Host | Kind::User) {
+        if matches!(kind, PrivateKind::Host | PrivateKind::User) {
             if let Ok(s) = std::str::from_utf8(v) {
                 if GENERIC_NAMES.contains(&s.to_ascii_lowercase().as_str()) {
                     return;
                 }
             }
         }
-        if kind == Kind::Host {
+        if kind == PrivateKind::Host {
             if let Ok(s) = std::str::from_utf8(v) {
                 // The short name of an FQDN is private too.
                 if let Some((short, _)) = s.split_once('.') {
@@ -376,22 +376,22 @@ impl Learner {
     pub fn text(&mut self, bytes: &[u8]) {
         let p = patterns();
         for m in p.hex.find_iter(bytes) {
-            self.add(Kind::Id, m.as_bytes());
+            self.add(PrivateKind::Id, m.as_bytes());
         }
         for c in p.url_credentials.captures_iter(bytes) {
             if let Some(m) = c.get(1) {
-                self.add(Kind::Secret, m.as_bytes());
+                self.add(PrivateKind::Secret, m.as_bytes());
             }
         }
         for c in p.uname.captures_iter(bytes) {
             if let Some(m) = c.get(1).filter(|m| m.as_bytes() != b"version") {
-                self.add(Kind::Host, m.as_bytes());
+                self.add(PrivateKind::Host, m.as_bytes());
             }
         }
         for c in p.serial_line.captures_iter(bytes) {
             if let Some(m) = c.get(1) {
                 if !m.as_bytes().eq_ignore_ascii_case(b"N/A") {
-                    self.add(Kind::Id, m.as_bytes());
+                    self.add(PrivateKind::Id, m.as_bytes());
                 }
             }
         }
@@ -418,7 +418,7 @@ impl Learner {
             || n.ends_with("_IP")
         {
             for m in patterns().ipv4.find_iter(value.as_bytes()) {
-                self.add(Kind::Ip, m.as_bytes());
+                self.add(PrivateKind::Ip, m.as_bytes());
             }
         }
         if let Some(kind) = private_env(name) {
@@ -426,7 +426,10 @@ impl Learner {
         }
         if n == "HOME" {
             if let Some(user) = value.strip_prefix("/home/") {
-                self.add(Kind::User, user.split('/').next().unwrap_or("").as_bytes());
+                self.add(
+                    PrivateKind::User,
+                    user.split('/').next().unwrap_or("").as_bytes(),
+                );
             }
         }
         self.text(value.as_bytes());
@@ -569,7 +572,7 @@ impl ShortHosts {
         let contexts = Regex::new(&format!("(?m-u){}", joined.join("|"))).ok()?;
         let names = hosts
             .iter()
-            .map(|v| (v.clone(), token(Kind::Host, v)))
+            .map(|v| (v.clone(), token(PrivateKind::Host, v)))
             .collect();
         Some(ShortHosts { names, contexts })
     }
@@ -672,7 +675,7 @@ impl Redaction {
     /// [`Redaction::bytes`], and a hostname file whose first line is a short hostname.
     pub fn file(&self, path: &str, b: &[u8]) -> Vec<u8> {
         let mut out = self.bytes(b);
-        if let (Some(sh), Some(Kind::Host)) = (&self.short_hosts, private_file(path)) {
+        if let (Some(sh), Some(PrivateKind::Host)) = (&self.short_hosts, private_file(path)) {
             let first = out.split(|c| *c == b'\n').next().unwrap_or(&[]).len();
             if let Some(line) = sh.whole(&out[..first]) {
                 out[..first].copy_from_slice(&line);
@@ -697,12 +700,12 @@ impl Redaction {
             Value::Array(a) => Value::Array(a.iter().map(|x| self.json(x)).collect()),
             Value::Object(o) => {
                 // `{"name": "HOSTNAME", "value": "vm"}` (the fingerprint's env list).
-                let named_host = matches!(o.get("name"), Some(Value::String(n)) if private_env(n) == Some(Kind::Host));
+                let named_host = matches!(o.get("name"), Some(Value::String(n)) if private_env(n) == Some(PrivateKind::Host));
                 Value::Object(
                     o.iter()
                         .map(|(k, x)| {
-                            let host_key = private_key(k) == Some(Kind::Host)
-                                || private_env(k) == Some(Kind::Host)
+                            let host_key = private_key(k) == Some(PrivateKind::Host)
+                                || private_env(k) == Some(PrivateKind::Host)
                                 || (named_host && k == "value");
                             let short = match (host_key, x) {
                                 (true, Value::String(s)) => self.short_host_value(s),
@@ -774,12 +777,12 @@ fn home_path(p: &[u8]) -> Vec<u8> {
     for c in parts {
         out.push(b'/');
         if first {
-            out.extend(token(Kind::User, c));
+            out.extend(token(PrivateKind::User, c));
             first = false;
         } else if inside_packages || keep_component(c) || c == b"." || c == b".." {
             out.extend_from_slice(c);
         } else {
-            out.extend(token(Kind::Path, c));
+            out.extend(token(PrivateKind::Path, c));
         }
         if c == b"site-packages" || c == b"dist-packages" {
             inside_packages = true;
@@ -795,20 +798,23 @@ mod tests {
     #[test]
     fn tokens_keep_length_and_shape_and_are_stable() {
         let uuid = b"GPU-e3344502-c9fc-0416-7091-4a6968e9d3e8";
-        let t = token(Kind::Id, uuid);
+        let t = token(PrivateKind::Id, uuid);
         assert_eq!(t.len(), uuid.len());
         assert!(t.starts_with(b"GPU-") && t != uuid.to_vec());
         assert_eq!(t[12], b'-');
-        assert_eq!(t, token(Kind::Id, uuid));
+        assert_eq!(t, token(PrivateKind::Id, uuid));
         let host = b"dgx-node-07.corp.example.com";
-        let t = String::from_utf8(token(Kind::Host, host)).unwrap();
+        let t = String::from_utf8(token(PrivateKind::Host, host)).unwrap();
         assert_eq!(t.len(), host.len());
         assert!(t.starts_with("<host-") && t.ends_with('>'), "{t}");
         for n in 1..12 {
             let v = vec![b'x'; n];
-            assert_eq!(token(Kind::User, &v).len(), n);
+            assert_eq!(token(PrivateKind::User, &v).len(), n);
         }
-        assert_ne!(token(Kind::User, b"alice"), token(Kind::User, b"alicf"));
+        assert_ne!(
+            token(PrivateKind::User, b"alice"),
+            token(PrivateKind::User, b"alicf")
+        );
     }
 
     #[test]
@@ -892,7 +898,7 @@ mod tests {
         l.file("/etc/hostname", b"vm\n");
         let r = l.finish();
         assert_eq!(r.len(), 1);
-        let tok = String::from_utf8(token(Kind::Host, b"vm")).unwrap();
+        let tok = String::from_utf8(token(PrivateKind::Host, b"vm")).unwrap();
         for (text, want) in [
             ("127.0.1.1\tvm\n", format!("127.0.1.1\t{tok}\n")),
             (

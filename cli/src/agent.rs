@@ -10,7 +10,7 @@ use crate::history::db_path;
 use crate::machine::MachineArgs;
 use anyhow::Context;
 use gpukb_doctor::Verdict;
-use gpukb_monitor::daemon::{Agent, Config, KernelLog};
+use gpukb_monitor::daemon::{Agent, Config, KernelLogSource};
 use gpukb_monitor::diff::verdict_str;
 use gpukb_monitor::once::{FailLevel, Found};
 use std::io::Write;
@@ -112,7 +112,7 @@ fn config(args: &AgentArgs) -> anyhow::Result<Config> {
     let dur = |flag: &str, v: &str| {
         gpukb_monitor::duration::parse(v).with_context(|| format!("--{flag}"))
     };
-    let kernel_log = KernelLog::from_flag(&args.kernel_log, offline(args));
+    let kernel_log = KernelLogSource::from_flag(&args.kernel_log, offline(args));
     if let Some(t) = &args.textfile {
         anyhow::ensure!(
             gpukb_monitor::daemon::textfile_name_ok(t),
@@ -362,7 +362,7 @@ fn npd_verdict(args: &AgentArgs, rule: NpdRule) -> anyhow::Result<(u8, String)> 
     };
     let answer = match rule {
         NpdRule::Hardware => gpukb_monitor::npd::hardware(
-            &KernelLog::from_flag(&args.kernel_log, offline(args)),
+            &KernelLogSource::from_flag(&args.kernel_log, offline(args)),
             &host,
         )?,
         NpdRule::Stack => {
@@ -448,7 +448,8 @@ pub struct OnceSnapshot {
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct OnceKernelEvent {
     /// `xid`, `sxid`, `fallen_off_bus`, `gsp_timeout`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: gpukb_facts::fingerprint::KernelEventKind,
     pub code: Option<u32>,
     /// PCI address as the driver printed it, or `unknown`.
     pub gpu: String,
@@ -470,7 +471,7 @@ fn once_output(agent: &Agent, found: &Found) -> OnceOutput {
         .kernel_events
         .iter()
         .map(|e| OnceKernelEvent {
-            kind: e.row.kind.clone(),
+            kind: e.row.kind,
             code: e.row.code,
             gpu: e.row.gpu.clone(),
             seq: e.row.seq,

@@ -12,7 +12,7 @@ use gpukb_agent::fingerprint::Fingerprint;
 use gpukb_facts::builds::Arch;
 use gpukb_facts::described::Described;
 use gpukb_facts::plan::{
-    self, Candidate, Code, DriverFact, MachineFacts, Plan, Support, TorchSpec, Via,
+    self, Candidate, Code, DriverFact, Plan, PlannerFacts, Support, TorchSpec, Via,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -136,7 +136,7 @@ pub struct VerifyRow {
 /// the recommended build would run there (its SASS arch, or PTX at a
 /// compatible ISA) and reports the `CUresult`, so a 209 or 222 shows up
 /// before anything is installed. Needs this machine's GPU.
-fn verify(machines: &[MachineFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRow>> {
+fn verify(machines: &[PlannerFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRow>> {
     let live = machines.len() == 1 && machines[0].label == "this machine";
     anyhow::ensure!(live, "--verify loads kernel images on a GPU: it needs this machine, not a capture or a described one");
     anyhow::ensure!(
@@ -169,7 +169,7 @@ fn verify(machines: &[MachineFacts], plan: &Plan) -> anyhow::Result<Vec<VerifyRo
             let base = t.trim_end_matches(['a', 'f']);
             g.module_loads.iter().find(|m| {
                 m.target == base
-                    && (m.kind == "cubin"
+                    && (m.kind == gpukb_kernels::ProbeImageKind::Cubin
                         || m.ptx_isa
                             .is_some_and(|i| i <= report.driver_max_ptx_isa || m.code != 0))
             })
@@ -301,7 +301,7 @@ fn described(args: &PlanArgs) -> Described {
 
 /// The machines the arguments name, with the flags applied: the described
 /// one (`--gpu` with no machine input), else each machine observed.
-fn machines(args: &PlanArgs) -> anyhow::Result<Vec<MachineFacts>> {
+fn machines(args: &PlanArgs) -> anyhow::Result<Vec<PlannerFacts>> {
     let flags = described(args);
     if !args.gpu.is_empty()
         && args.root.is_none()
@@ -332,10 +332,10 @@ fn machines(args: &PlanArgs) -> anyhow::Result<Vec<MachineFacts>> {
     if inputs.is_empty() {
         inputs.push(base(args.root.clone(), None, None));
     }
-    let mut ms: Vec<MachineFacts> = Vec::new();
+    let mut ms: Vec<PlannerFacts> = Vec::new();
     for m in &inputs {
         let fp = observe(m)?;
-        ms.push(MachineFacts::from_fingerprint(&fp, &m.describe()));
+        ms.push(PlannerFacts::from_fingerprint(&fp, &m.describe()));
     }
     ms.into_iter().map(|m| Ok(flags.apply_to(m)?)).collect()
 }

@@ -149,9 +149,9 @@ pub fn flagged(r: &ProbeReport) -> Vec<String> {
     v
 }
 
-fn result_text(code: u32, name: &str, kind: &str) -> String {
+fn result_text(code: u32, name: &str, kind: gpukb_kernels::ProbeImageKind) -> String {
     match (code, kind) {
-        (0, "ptx") => "loaded (JIT)".to_string(),
+        (0, gpukb_kernels::ProbeImageKind::Ptx) => "loaded (JIT)".to_string(),
         (0, _) => "loaded".to_string(),
         _ => format!("{code} {name}"),
     }
@@ -256,7 +256,7 @@ fn module_load_matrix(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> 
             out,
             "    {:<32} {:<40} {:>6} {} {:>8.2}",
             label,
-            result_text(m.code, &m.code_name, &m.kind),
+            result_text(m.code, &m.code_name, m.kind),
             m.predicted,
             if m.code == m.predicted { "ok" } else { "!!" },
             m.ms
@@ -301,12 +301,14 @@ fn framework_verdicts(g: &GpuProbe, out: &mut dyn Write) -> std::io::Result<()> 
             "    {}: {} ({})",
             f.name,
             match v.outcome {
-                probe::Outcome::Sass =>
+                probe::ImageOutcome::Sass =>
                     format!("runs {} machine code", v.image.as_deref().unwrap_or("?")),
-                probe::Outcome::PtxJit =>
+                probe::ImageOutcome::PtxJit =>
                     format!("JIT-compiles {} PTX", v.image.as_deref().unwrap_or("?")),
-                probe::Outcome::PtxTooNew => "fails: 222 PTX newer than the driver".to_string(),
-                probe::Outcome::NoImage => "fails: 209 no kernel image is available".to_string(),
+                probe::ImageOutcome::PtxTooNew =>
+                    "fails: 222 PTX newer than the driver".to_string(),
+                probe::ImageOutcome::NoImage =>
+                    "fails: 209 no kernel image is available".to_string(),
             },
             v.reason
         )?;

@@ -52,11 +52,28 @@ impl SearchArgs {
     }
 }
 
+/// Whose machine facts search read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FactsFrom {
+    /// This machine, observed now.
+    ThisMachine,
+    /// A capture directory (`--replay`).
+    Capture,
+    /// A fingerprint file (`--fingerprint`).
+    FingerprintFile,
+    /// A root filesystem (`--root`).
+    Root,
+    /// No machine (`--no-detect`).
+    None,
+}
+
 /// Whose machine facts search used, and whether it applied them.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct FactsUse {
     /// `this_machine`, `capture`, `fingerprint_file`, `root` or `none`.
-    pub from: &'static str,
+    #[schemars(with = "String")]
+    pub from: FactsFrom,
     /// The capture directory or fingerprint file.
     pub path: Option<String>,
     /// Whether the facts took part in the ranking.
@@ -72,7 +89,7 @@ pub struct FactsUse {
 impl FactsUse {
     fn none(reason: &str) -> FactsUse {
         FactsUse {
-            from: "none",
+            from: FactsFrom::None,
             path: None,
             applied: false,
             reason: reason.into(),
@@ -83,9 +100,9 @@ impl FactsUse {
     /// How the machine is named in sentences.
     fn describe(&self) -> String {
         match (self.from, &self.path) {
-            ("capture", Some(p)) => format!("the capture {p}"),
-            ("fingerprint_file", Some(p)) => format!("the fingerprint {p}"),
-            ("root", Some(p)) => format!("the root filesystem {p}"),
+            (FactsFrom::Capture, Some(p)) => format!("the capture {p}"),
+            (FactsFrom::FingerprintFile, Some(p)) => format!("the fingerprint {p}"),
+            (FactsFrom::Root, Some(p)) => format!("the root filesystem {p}"),
             _ => "this machine".into(),
         }
     }
@@ -210,7 +227,7 @@ impl Pending {
 fn with_machine(
     kb: &Kb,
     q: &Query,
-    evidence: &gpukb_kb::Evidence,
+    evidence: &gpukb_kb::TextEvidence,
     limit: usize,
     text_only: Ranking,
     pending: Option<Pending>,
@@ -223,12 +240,12 @@ fn with_machine(
     };
     let machine = pending.machine().clone();
     let (from, path) = match (&machine.replay, &machine.fingerprint, &machine.root) {
-        (Some(d), _, _) => ("capture", Some(d.display().to_string())),
-        (_, Some(f), _) => ("fingerprint_file", Some(f.display().to_string())),
-        (_, _, Some(r)) => ("root", Some(r.display().to_string())),
-        _ => ("this_machine", None),
+        (Some(d), _, _) => (FactsFrom::Capture, Some(d.display().to_string())),
+        (_, Some(f), _) => (FactsFrom::FingerprintFile, Some(f.display().to_string())),
+        (_, _, Some(r)) => (FactsFrom::Root, Some(r.display().to_string())),
+        _ => (FactsFrom::ThisMachine, None),
     };
-    let detected = from == "this_machine";
+    let detected = from == FactsFrom::ThisMachine;
     let mut facts = FactsUse {
         from,
         path,
@@ -375,7 +392,7 @@ fn write_machine_notes(
         )?;
     }
     match (facts.from, facts.applied) {
-        ("none", _) => {}
+        (FactsFrom::None, _) => {}
         (_, true) => writeln!(
             out,
             "\n{}",
@@ -529,7 +546,7 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
         }
         if let Some(m) = &h.machine {
             match m.outcome() {
-                gpukb_kb::Outcome::Confirmed => {
+                gpukb_kb::RuleOutcome::Confirmed => {
                     writeln!(out, "   {} {}", p.w("32", "✓ confirmed:"), m.because())?
                 }
                 _ if m.check().is_some() => {

@@ -37,11 +37,11 @@ use serde::Serialize;
 pub use error::KbError;
 pub use explain::CodeInfo;
 pub use lint::LintIssue;
-pub use model::{Answer, Confirm, Entry, Fix, Source};
+pub use model::{Answer, Citation, Confirm, Entry, Fix};
 pub use ruling::{Environment, MachineFacts, RuledOut};
 pub use search::{
-    Distinguish, DistinguishAnswer, Evidence, Hit, MachineVerdict, Outcome, Query, Ranking,
-    RuleVerdict, Weights, WEIGHTS,
+    Distinguish, DistinguishAnswer, Hit, HitKind, MachineVerdict, Query, Ranking, RuleOutcome,
+    RuleVerdict, TextEvidence, Weights, WEIGHTS,
 };
 pub use signals::Signals;
 

@@ -241,7 +241,7 @@ impl MachineValues {
     pub fn of(fp: &gpukb_facts::Fingerprint) -> MachineValues {
         let view = gpukb_doctor::View::new(fp);
         let driver = gpukb_doctor::fixes::driver_recommendation_for(&view);
-        let machine = gpukb_facts::plan::MachineFacts::from_fingerprint(fp, "this machine");
+        let machine = gpukb_facts::plan::PlannerFacts::from_fingerprint(fp, "this machine");
         let plan = gpukb_facts::plan::plan(&[machine], &gpukb_facts::plan::TorchSpec::default());
         MachineValues {
             driver_package: driver.as_ref().map(|d| d.apt_package()),

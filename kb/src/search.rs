@@ -14,7 +14,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
 use crate::agreement::Difference;
-use crate::model::{Confirm, Source};
+use crate::model::{Citation, Confirm};
 use crate::placement::{PlacedFix, WithheldFix};
 use crate::ruling::{Confirmed, Environment, MachineFacts, RuledOut, Say};
 use crate::{normalize, signals, tokenize, Kb, KbError, Signals};
@@ -44,7 +44,8 @@ pub struct Query {
 /// What the machine says about a candidate.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+#[schemars(rename = "Outcome")]
+pub enum RuleOutcome {
     /// A check found the cause.
     Confirmed,
     /// A check cleared it on facts observed for it.
@@ -57,7 +58,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RuleVerdict {
     predicate: String,
-    outcome: Outcome,
+    outcome: RuleOutcome,
     because: String,
     evidence: Vec<gpukb_doctor::Evidence>,
     environment: Option<Environment>,
@@ -67,7 +68,7 @@ impl From<&Confirmed> for RuleVerdict {
     fn from(c: &Confirmed) -> Self {
         RuleVerdict {
             predicate: c.check.clone(),
-            outcome: Outcome::Confirmed,
+            outcome: RuleOutcome::Confirmed,
             because: c.because.clone(),
             evidence: c.evidence.clone(),
             environment: None,
@@ -79,7 +80,7 @@ impl From<&RuledOut> for RuleVerdict {
     fn from(r: &RuledOut) -> Self {
         RuleVerdict {
             predicate: r.check().to_string(),
-            outcome: Outcome::RuledOut,
+            outcome: RuleOutcome::RuledOut,
             because: r.because().to_string(),
             evidence: r.evidence().to_vec(),
             environment: Some(r.environment().clone()),
@@ -93,7 +94,7 @@ impl RuleVerdict {
         &self.predicate
     }
     /// Confirmed or ruled out.
-    pub fn outcome(&self) -> Outcome {
+    pub fn outcome(&self) -> RuleOutcome {
         self.outcome
     }
     /// The fact sentence.
@@ -102,13 +103,24 @@ impl RuleVerdict {
     }
 }
 
+/// Where a hit comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HitKind {
+    /// A curated knowledge-base entry.
+    Curated,
+    /// A generated error-code entry no curated entry explains.
+    Code,
+}
+
 /// One ranked diagnosis.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// Entry id (curated) or generated code id (`cuda-209`, `xid-79`).
     pub id: String,
     /// "curated" or "code".
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: HitKind,
     /// Category (`code` for generated code entries without a curated link).
     pub category: String,
     /// Layer.
@@ -131,7 +143,7 @@ pub struct Hit {
     /// How to confirm.
     pub confirm: Vec<Confirm>,
     /// Sources.
-    pub sources: Vec<Source>,
+    pub sources: Vec<Citation>,
     /// Every decided check of this entry's conditions (machine facts).
     pub verdicts: Vec<RuleVerdict>,
     /// What the machine's facts say about this candidate; `None` when no facts were applied.
@@ -180,9 +192,9 @@ impl Matcher {
 }
 
 /// What a paste's text gives evidence for, by candidate id ([`Kb::evidence`]).
-pub struct Evidence(HashMap<String, Cand>);
+pub struct TextEvidence(HashMap<String, Cand>);
 
-impl Evidence {
+impl TextEvidence {
     /// Whether the paste names a failure the KB knows: some candidate matched a
     /// signature (each names what fails: a library and soname, an API and status, a
     /// tool's message) or an error code, name, message or Xid. Words shared with entries
@@ -373,7 +385,7 @@ fn short(s: &str, n: usize) -> String {
 /// environment it was observed in.
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct MachineVerdict {
-    outcome: Outcome,
+    outcome: RuleOutcome,
     check: Option<String>,
     because: String,
     root_cause: bool,
@@ -388,14 +400,14 @@ impl MachineVerdict {
             outcome: v.outcome,
             check: Some(v.predicate.clone()),
             because: v.because.clone(),
-            root_cause: root && v.outcome == Outcome::Confirmed,
+            root_cause: root && v.outcome == RuleOutcome::Confirmed,
             evidence: v.evidence.clone(),
             environment: v.environment.clone(),
         }
     }
     fn unknown(check: Option<String>, because: String) -> MachineVerdict {
         MachineVerdict {
-            outcome: Outcome::Unknown,
+            outcome: RuleOutcome::Unknown,
             check,
             because,
             root_cause: false,
@@ -404,7 +416,7 @@ impl MachineVerdict {
         }
     }
     /// Confirmed, ruled out or unknown.
-    pub fn outcome(&self) -> Outcome {
+    pub fn outcome(&self) -> RuleOutcome {
         self.outcome
     }
     /// The doctor check that decided it (none when no check decides this entry).
@@ -470,7 +482,7 @@ pub struct Ranking {
 }
 
 /// Checks of one candidate the facts could not decide: (check, why).
-type Undecided = Vec<(String, String)>;
+type UndecidedChecks = Vec<(String, String)>;
 
 /// A candidate after text scoring.
 struct Scored {
@@ -554,19 +566,19 @@ impl Kb {
 
     /// Step 1 on its own: the evidence the paste's text gives (signatures, codes, BM25),
     /// for ranking it more than once ([`Kb::rank_evidence`]: on text, then with facts).
-    pub fn evidence(&self, q: &Query) -> Result<Evidence, KbError> {
+    pub fn evidence(&self, q: &Query) -> Result<TextEvidence, KbError> {
         let m = self.matcher()?;
         if q.normalized.trim().is_empty() {
-            return Ok(Evidence(HashMap::new()));
+            return Ok(TextEvidence(HashMap::new()));
         }
-        Ok(Evidence(self.gather(m, q, &WEIGHTS)?))
+        Ok(TextEvidence(self.gather(m, q, &WEIGHTS)?))
     }
 
     /// Steps 2–5 over gathered evidence: score, diversify, hits, and the machine's say.
     pub fn rank_evidence(
         &self,
         q: &Query,
-        e: &Evidence,
+        e: &TextEvidence,
         facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Ranking, KbError> {
@@ -779,7 +791,7 @@ impl Kb {
         q: &Query,
         pool: Vec<Scored>,
         w: &Weights,
-    ) -> Result<Vec<(Hit, Undecided)>, KbError> {
+    ) -> Result<Vec<(Hit, UndecidedChecks)>, KbError> {
         let qtokens: BTreeSet<String> = tokenize::err_tokens(&q.normalized)
             .into_iter()
             .map(|(t, _, _)| t)
@@ -815,7 +827,7 @@ impl Kb {
                 // fixes, confirm and sources: filled in for the hits shown (`with_details`)
                 let hit = Hit {
                     id: id.clone(),
-                    kind: "curated".into(),
+                    kind: HitKind::Curated,
                     category: m.t.str(meta.category).to_string(),
                     layer: m.t.str(meta.layer).to_string(),
                     title: m.t.str(meta.title).to_string(),
@@ -1067,18 +1079,18 @@ fn code_hit(code: &CodeMeta, score: f64, conf: f64, matched: Vec<String>) -> Hit
     } else {
         "runtime"
     };
-    let urls: Vec<Source> = code
+    let urls: Vec<Citation> = code
         .source
         .split_whitespace()
         .filter(|w| w.starts_with("http"))
-        .map(|u| Source {
+        .map(|u| Citation {
             url: u.trim_end_matches([')', ';', ',', '.']).to_string(),
             title: code.library.clone(),
         })
         .collect();
     Hit {
         id: code.id.clone(),
-        kind: "code".into(),
+        kind: HitKind::Code,
         category: "code".into(),
         layer: layer.into(),
         title: format!("{}: {}", code.name, code.message),
@@ -1200,16 +1212,16 @@ fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> Ma
             .any(|f| f.check.name() == check && f.root_cause)
     };
     let verdict = |v: &RuleVerdict| MachineVerdict::decided(v, is_root(&v.predicate));
-    let with = |o: Outcome, ctx: bool| {
+    let with = |o: RuleOutcome, ctx: bool| {
         move |v: &&RuleVerdict| v.outcome == o && context(&v.predicate) == ctx
     };
-    if let Some(v) = h.verdicts.iter().find(with(Outcome::RuledOut, true)) {
+    if let Some(v) = h.verdicts.iter().find(with(RuleOutcome::RuledOut, true)) {
         return verdict(v);
     }
     let confirmed: Vec<&RuleVerdict> = h
         .verdicts
         .iter()
-        .filter(with(Outcome::Confirmed, false))
+        .filter(with(RuleOutcome::Confirmed, false))
         .collect();
     if let Some(v) = confirmed
         .iter()
@@ -1219,7 +1231,7 @@ fn machine_verdict(h: &Hit, undecided: &[(String, String)], d: &Diagnosis) -> Ma
         return verdict(v);
     }
     let deciding = |c: &str| !context(c);
-    let clear = h.verdicts.iter().find(with(Outcome::RuledOut, false));
+    let clear = h.verdicts.iter().find(with(RuleOutcome::RuledOut, false));
     let open = undecided.iter().filter(|(c, _)| deciding(c)).count();
     if let (Some(v), 0) = (clear, open) {
         return verdict(v);
@@ -1275,7 +1287,7 @@ impl BySay {
 
 /// Step 5's first pass: each candidate's machine verdict, and where that puts it.
 fn sort_by_say(
-    hits: Vec<(Hit, Undecided)>,
+    hits: Vec<(Hit, UndecidedChecks)>,
     facts: Option<&MachineFacts>,
     limit: usize,
     w: &Weights,
@@ -1296,24 +1308,24 @@ fn sort_by_say(
                 }
             }
             let (outcome, root) = (v.outcome, v.root_cause);
-            if outcome != Outcome::RuledOut && s.text_best_kept.is_none() {
+            if outcome != RuleOutcome::RuledOut && s.text_best_kept.is_none() {
                 s.text_best_kept = Some((h.id.clone(), h.category.clone()));
             }
             h.machine = Some(v);
             match outcome {
-                Outcome::Confirmed if h.supported => {
+                RuleOutcome::Confirmed if h.supported => {
                     h.confidence = h.confidence.max(w.confirmed_floor);
                     s.first.push(h);
                     continue;
                 }
-                Outcome::Confirmed if root => {
+                RuleOutcome::Confirmed if root => {
                     s.weak_roots.push((s.rest.len(), h));
                     continue;
                 }
-                Outcome::Confirmed if s.weak_symptom.is_none() => {
+                RuleOutcome::Confirmed if s.weak_symptom.is_none() => {
                     s.weak_symptom = Some(h.clone());
                 }
-                Outcome::RuledOut => {
+                RuleOutcome::RuledOut => {
                     s.text_best_ruled_out |= pos == 0;
                     if pos < limit {
                         s.ruled_out.push(h);
@@ -1395,7 +1407,7 @@ fn when_confirmed(kb: &Kb, s: &mut BySay, facts: Option<&MachineFacts>, w: &Weig
 /// shown); unknowns keep their text rank. Confidence never increases down the results.
 fn machine_rank(
     kb: &Kb,
-    hits: Vec<(Hit, Undecided)>,
+    hits: Vec<(Hit, UndecidedChecks)>,
     facts: Option<&MachineFacts>,
     limit: usize,
     w: &Weights,
@@ -1439,7 +1451,7 @@ fn machine_rank(
 /// only for the hits shown, not for every candidate ranked.
 fn with_details(kb: &Kb, hits: &mut [Hit]) {
     for h in hits.iter_mut() {
-        if h.kind != "curated" || !(h.fixes.is_empty() && h.sources.is_empty()) {
+        if h.kind != HitKind::Curated || !(h.fixes.is_empty() && h.sources.is_empty()) {
             continue;
         }
         if let Ok(Some(e)) = kb.entry(&h.id) {
@@ -1482,7 +1494,7 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
     });
     Some(Hit {
         id: t.str(meta.id).to_string(),
-        kind: "curated".into(),
+        kind: HitKind::Curated,
         category: m.t.str(meta.category).to_string(),
         layer: m.t.str(meta.layer).to_string(),
         title: m.t.str(meta.title).to_string(),
@@ -1550,7 +1562,7 @@ fn doctor_failure_hit(
     };
     Some(Hit {
         id: entry.id.clone(),
-        kind: "curated".into(),
+        kind: HitKind::Curated,
         category: entry.category.clone(),
         layer: entry.layer.clone(),
         title: entry.title.clone(),
@@ -1577,7 +1589,7 @@ fn distinguish(kb: &Kb, results: &[Hit]) -> Option<Distinguish> {
     if top
         .machine
         .as_ref()
-        .is_some_and(|m| m.outcome == Outcome::Confirmed)
+        .is_some_and(|m| m.outcome == RuleOutcome::Confirmed)
     {
         return None;
     }

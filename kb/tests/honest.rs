@@ -7,7 +7,7 @@
 
 use gpukb_facts::read::fingerprint_from_json;
 use gpukb_kb::ruling::{rests_on, Basis};
-use gpukb_kb::{Kb, MachineFacts, Outcome, Ranking};
+use gpukb_kb::{Kb, MachineFacts, Ranking, RuleOutcome};
 use serde_json::{json, Value};
 
 /// The H200 recorded live (tests/fixtures/healthy/h200-live-2026-12-01: NVML, cuInit, PCI).
@@ -82,14 +82,14 @@ fn a_bogus_uuid_is_not_ruled_out_by_files_only_facts() {
         ids(&r.results)
     );
     let m = first.machine.as_ref().unwrap();
-    assert_eq!(m.outcome(), Outcome::Unknown);
+    assert_eq!(m.outcome(), RuleOutcome::Unknown);
     assert!(m.because().contains("NVML"), "{}", m.because());
     // The same paste on the full H200 (NVML read): the check finds the UUID names no GPU.
     let f = facts(&with_env(h200(), "CUDA_VISIBLE_DEVICES", BOGUS_UUID));
     let r = rank(BOGUS_UUID_PASTE, &f);
     let m = r.results[0].machine.as_ref().unwrap();
     assert_eq!(r.results[0].id, "cuda-visible-devices-hides-gpus");
-    assert_eq!(m.outcome(), Outcome::Confirmed, "{m:?}");
+    assert_eq!(m.outcome(), RuleOutcome::Confirmed, "{m:?}");
     assert!(!m.evidence().is_empty());
 }
 
@@ -142,7 +142,7 @@ fn a_loaded_version_the_paste_states_beats_the_loader_model() {
     assert_eq!(d.paste, "9.14.0");
     assert!(d.machine.contains("9.19.0"), "{d:?}");
     let m = r.results[0].machine.as_ref().unwrap();
-    assert_eq!(m.outcome(), Outcome::Unknown);
+    assert_eq!(m.outcome(), RuleOutcome::Unknown);
     assert!(
         m.because().contains("failing process differs"),
         "{}",
@@ -176,7 +176,7 @@ fn every_ruling_out_names_its_evidence_and_environment() {
         for p in pastes {
             for h in rank(p, &f).ruled_out {
                 let m = h.machine.as_ref().unwrap();
-                assert_eq!(m.outcome(), Outcome::RuledOut);
+                assert_eq!(m.outcome(), RuleOutcome::RuledOut);
                 assert!(!m.evidence().is_empty(), "{}: {p}", h.id);
                 let env = m.environment().expect("an environment");
                 assert_eq!(env.process, "this machine");

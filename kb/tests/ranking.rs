@@ -6,7 +6,7 @@
 use gpukb_facts::read::fingerprint_from_json;
 use gpukb_facts::Fingerprint;
 use gpukb_kb::agreement::compare;
-use gpukb_kb::{Kb, MachineFacts, Outcome};
+use gpukb_kb::{Kb, MachineFacts, RuleOutcome};
 use serde_json::{json, Value};
 
 const H200: &str = include_str!("../../tests/fixtures/h200/fingerprint.json");
@@ -99,7 +99,7 @@ fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
     let r = kb.rank(&q, Some(&d), 5).unwrap();
     let first = &r.results[0];
     let m = first.machine.as_ref().unwrap();
-    assert_eq!(m.outcome(), Outcome::Confirmed, "{:?}", first.id);
+    assert_eq!(m.outcome(), RuleOutcome::Confirmed, "{:?}", first.id);
     assert_eq!(m.check(), Some("torch_lacks_gpu_arch"));
     assert!(first.confidence >= 0.9);
     for w in r.results.windows(2) {
@@ -114,7 +114,7 @@ fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
     assert!(r.results.iter().all(|h| h
         .machine
         .as_ref()
-        .is_some_and(|m| m.outcome() != Outcome::RuledOut)));
+        .is_some_and(|m| m.outcome() != RuleOutcome::RuledOut)));
 
     // On the healthy H200 the same paste's arch causes are ruled out, with the reason.
     let d = MachineFacts::observe(&fp(&h200()), "test");
@@ -130,7 +130,7 @@ fn the_machine_confirms_first_rules_out_aside_and_confidence_never_rises() {
             )
         });
     let m = out.machine.as_ref().unwrap();
-    assert_eq!(m.outcome(), Outcome::RuledOut);
+    assert_eq!(m.outcome(), RuleOutcome::RuledOut);
     assert!(!m.because().is_empty());
     assert!(!m.evidence().is_empty());
     assert_eq!(m.environment().map(|e| e.process.as_str()), Some("test"));

@@ -97,7 +97,7 @@ fn a_blackwell_gpu_on_an_old_torch_is_confirmed_by_search() {
         hits[0]
             .verdicts
             .iter()
-            .any(|x| x.outcome() == gpukb_kb::Outcome::Confirmed
+            .any(|x| x.outcome() == gpukb_kb::RuleOutcome::Confirmed
                 && x.predicate() == "torch_lacks_gpu_arch"),
         "{:?}",
         hits.iter()

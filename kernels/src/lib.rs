@@ -10,13 +10,30 @@
 // Only the `gpukb` binary prints (cli); libraries return what they found.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-/// What an embedded image is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ImageKind {
+/// What an embedded image is (`cubin` or `ptx` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeImageKind {
     /// A cubin: SASS machine code for exactly one `sm_XX` (ELF, e_machine 190).
     Cubin,
     /// PTX text for a virtual `compute_XX`, JIT-compiled by the driver.
     Ptx,
+}
+
+impl ProbeImageKind {
+    /// The name used in JSON (`cubin`, `ptx`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeImageKind::Cubin => "cubin",
+            ProbeImageKind::Ptx => "ptx",
+        }
+    }
+}
+
+impl std::fmt::Display for ProbeImageKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One embedded image of the probe module.
@@ -25,7 +42,7 @@ pub struct Image {
     /// File name under `kernels/artifacts/`, e.g. `gpukb_probe.sm_90.cubin`.
     pub name: &'static str,
     /// Cubin or PTX.
-    pub kind: ImageKind,
+    pub kind: ProbeImageKind,
     /// SM number: 90 = sm_90 (cubin) or the `.target` of a PTX (90 = sm_90).
     pub arch: u32,
     /// PTX ISA `.version` (major, minor) for PTX; `None` for cubins.
@@ -43,7 +60,7 @@ impl Image {
 
     /// True for the deliberately future-ISA PTX (`.version 9.9`).
     pub fn is_future_ptx(&self) -> bool {
-        self.kind == ImageKind::Ptx && self.ptx_isa == Some(FUTURE_PTX_ISA)
+        self.kind == ProbeImageKind::Ptx && self.ptx_isa == Some(FUTURE_PTX_ISA)
     }
 }
 
@@ -121,7 +138,7 @@ macro_rules! cubin {
     ($arch:literal) => {
         Image {
             name: concat!("gpukb_probe.sm_", $arch, ".cubin"),
-            kind: ImageKind::Cubin,
+            kind: ProbeImageKind::Cubin,
             arch: $arch,
             ptx_isa: None,
             bytes: include_bytes!(concat!("../artifacts/gpukb_probe.sm_", $arch, ".cubin")),
@@ -133,7 +150,7 @@ macro_rules! ptx {
     ($arch:literal, $isa:expr) => {
         Image {
             name: concat!("gpukb_probe.compute_", $arch, ".ptx"),
-            kind: ImageKind::Ptx,
+            kind: ProbeImageKind::Ptx,
             arch: $arch,
             ptx_isa: Some($isa),
             bytes: include_bytes!(concat!("../artifacts/gpukb_probe.compute_", $arch, ".ptx")),
@@ -166,7 +183,7 @@ static IMAGES: [Image; 23] = [
     ptx!(120, NVRTC_PTX_ISA),
     Image {
         name: "gpukb_probe.future.ptx",
-        kind: ImageKind::Ptx,
+        kind: ProbeImageKind::Ptx,
         arch: 53,
         ptx_isa: Some(FUTURE_PTX_ISA),
         bytes: include_bytes!("../artifacts/gpukb_probe.future.ptx"),
@@ -183,7 +200,7 @@ pub fn images() -> &'static [Image] {
 pub fn cubin(arch: u32) -> Option<&'static Image> {
     IMAGES
         .iter()
-        .find(|i| i.kind == ImageKind::Cubin && i.arch == arch)
+        .find(|i| i.kind == ProbeImageKind::Cubin && i.arch == arch)
 }
 
 /// The image the probe should run its kernels from on a device of compute
@@ -194,12 +211,14 @@ pub fn best_for(major: u32, minor: u32) -> Option<&'static Image> {
     let dev = major * 10 + minor;
     let sass = IMAGES
         .iter()
-        .filter(|i| i.kind == ImageKind::Cubin && i.arch / 10 == major && i.arch <= dev)
+        .filter(|i| i.kind == ProbeImageKind::Cubin && i.arch / 10 == major && i.arch <= dev)
         .max_by_key(|i| i.arch);
     sass.or_else(|| {
         IMAGES
             .iter()
-            .filter(|i| i.kind == ImageKind::Ptx && !i.is_future_ptx() && i.cc() <= (major, minor))
+            .filter(|i| {
+                i.kind == ProbeImageKind::Ptx && !i.is_future_ptx() && i.cc() <= (major, minor)
+            })
             .max_by_key(|i| i.cc())
     })
 }

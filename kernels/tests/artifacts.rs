@@ -3,7 +3,7 @@
 //! sha256 of every source and artifact matches the files).
 #![allow(clippy::disallowed_methods)] // tests read the committed files
 
-use gpukb_kernels::{images, ImageKind, KERNELS, SASS_ARCHS};
+use gpukb_kernels::{images, ProbeImageKind, KERNELS, SASS_ARCHS};
 use std::path::Path;
 
 fn root() -> &'static Path {
@@ -44,13 +44,13 @@ fn every_arch_has_a_cubin_and_a_ptx() {
         assert!(
             images()
                 .iter()
-                .any(|i| i.kind == ImageKind::Cubin && i.arch == arch),
+                .any(|i| i.kind == ProbeImageKind::Cubin && i.arch == arch),
             "cubin sm_{arch}"
         );
         assert!(
             images()
                 .iter()
-                .any(|i| i.kind == ImageKind::Ptx && i.arch == arch && !i.is_future_ptx()),
+                .any(|i| i.kind == ProbeImageKind::Ptx && i.arch == arch && !i.is_future_ptx()),
             "ptx compute_{arch}"
         );
     }
@@ -63,11 +63,11 @@ fn images_are_what_they_claim() {
         let on_disk = std::fs::read(root().join("artifacts").join(img.name)).unwrap();
         assert_eq!(on_disk, img.bytes, "{} embedded = committed", img.name);
         match img.kind {
-            ImageKind::Cubin => {
+            ProbeImageKind::Cubin => {
                 assert_eq!(cubin_sm(img.bytes), img.arch, "{}", img.name);
                 assert!(img.ptx_isa.is_none());
             }
-            ImageKind::Ptx => {
+            ProbeImageKind::Ptx => {
                 let text = std::str::from_utf8(img.bytes).unwrap();
                 let (maj, min) = img.ptx_isa.unwrap();
                 assert_eq!(

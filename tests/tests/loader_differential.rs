@@ -18,7 +18,7 @@
 #![allow(clippy::disallowed_methods)] // builds and runs real programs and files
 
 use gpukb_agent::host::{Host, LiveOptions};
-use gpukb_agent::loader::{Environment, LoadError, LoadRule, Process, Rules, Target};
+use gpukb_agent::loader::{LoadError, LoadRule, LoaderEnvironment, Process, Rules, Target};
 use gpukb_agent::parse::ld_cache::{parse_ld_cache, CacheEntry};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -717,7 +717,7 @@ fn ask_model(
     rules: Rules,
     base: &str,
 ) -> (Outcome, BTreeSet<LoadRule>) {
-    let env = Environment {
+    let env = LoaderEnvironment {
         ld_library_path: c.ld_library_path.clone(),
         ld_preload: c.ld_preload.clone(),
         preload_file: host.read_string("/etc/ld.so.preload").ok().flatten(),

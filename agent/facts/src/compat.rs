@@ -41,7 +41,8 @@ pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: u32 = 222;
 /// What the driver does with a set of images on one device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+#[schemars(rename = "Outcome")]
+pub enum ImageOutcome {
     /// Runs compatible machine code as is.
     Sass,
     /// JIT-compiles PTX (slow first start; no arch-specific features).
@@ -54,10 +55,11 @@ pub enum Outcome {
 
 /// A decision about one fatbin (or image list) on one device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Verdict {
+#[schemars(rename = "Verdict")]
+pub struct ImageVerdict {
     /// How the device runs the code: SASS, PTX JIT, or not at all.
     #[schemars(description = UNPUBLISHED)]
-    pub outcome: Outcome,
+    pub outcome: ImageOutcome,
     /// The image the driver would use (`sm_90`, `compute_80`), if any.
     pub image: Option<String>,
     /// Other images that would also work (e.g. `sm_90a` beside `sm_90`).
@@ -207,12 +209,12 @@ fn variant_rank(v: ArchVariant) -> u8 {
 /// Decides what the driver runs from `images` (all images of one fatbin or
 /// library) on a device of compute capability `dev` under a driver of CUDA
 /// version `driver_cuda` (e.g. 13000).
-pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> Verdict {
+pub fn decide(dev: (u32, u32), driver_cuda: u32, images: &[FatbinImage]) -> ImageVerdict {
     decide_on(Device::from_cc(dev), driver_cuda, images)
 }
 
 /// [`decide`] for a device whose Tegra-ness the machine observed.
-pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> Verdict {
+pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> ImageVerdict {
     let dev = device.cc;
     let ccs = format!("{}.{}", dev.0, dev.1);
     let mut sass: Vec<&FatbinImage> = images
@@ -253,8 +255,8 @@ pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> Ve
             .chain(jit.iter())
             .map(|i| i.target())
             .collect();
-        return Verdict {
-            outcome: Outcome::Sass,
+        return ImageVerdict {
+            outcome: ImageOutcome::Sass,
             image: Some(best.target()),
             also_usable: also,
             expected_code: CUDA_SUCCESS,
@@ -275,8 +277,8 @@ pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> Ve
     }
     if let Some(best) = jit.first() {
         let isa = isa_of(best);
-        return Verdict {
-            outcome: Outcome::PtxJit,
+        return ImageVerdict {
+            outcome: ImageOutcome::PtxJit,
             image: Some(best.target()),
             also_usable: jit[1..].iter().map(|i| i.target()).collect(),
             expected_code: CUDA_SUCCESS,
@@ -291,8 +293,8 @@ pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> Ve
     }
     if let Some(best) = ptx.first() {
         let isa = isa_of(best);
-        return Verdict {
-            outcome: Outcome::PtxTooNew,
+        return ImageVerdict {
+            outcome: ImageOutcome::PtxTooNew,
             image: Some(best.target()),
             also_usable: Vec::new(),
             expected_code: CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
@@ -323,8 +325,8 @@ pub fn decide_on(device: Device, driver_cuda: u32, images: &[FatbinImage]) -> Ve
     } else {
         format!("no sm_{}x machine code with minor <= {}", dev.0, dev.1)
     };
-    Verdict {
-        outcome: Outcome::NoImage,
+    ImageVerdict {
+        outcome: ImageOutcome::NoImage,
         image: None,
         also_usable: Vec::new(),
         expected_code: CUDA_ERROR_NO_BINARY_FOR_GPU,
@@ -701,7 +703,7 @@ mod tests {
             "sm_120", "sm_120a", "sm_121a",
         ]);
         let v = decide((9, 0), CUDA_13_0, &torch);
-        assert_eq!(v.outcome, Outcome::Sass);
+        assert_eq!(v.outcome, ImageOutcome::Sass);
         assert_eq!(v.image.as_deref(), Some("sm_90"));
         assert_eq!(v.also_usable, vec!["sm_90a".to_string()]);
         assert_eq!(v.expected_code, 0);
@@ -728,7 +730,7 @@ mod tests {
             "sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86",
         ]);
         let v = decide((12, 0), CUDA_13_0, &torch);
-        assert_eq!(v.outcome, Outcome::NoImage);
+        assert_eq!(v.outcome, ImageOutcome::NoImage);
         assert_eq!(v.expected_code, CUDA_ERROR_NO_BINARY_FOR_GPU);
         assert!(v.image.is_none());
         // The same wheel on an H100/H200 (no sm_90 in cu117): also 209.
@@ -744,14 +746,14 @@ mod tests {
     fn sm_80_sm_86_only_fatbin_on_sm_90_is_209() {
         let fat = imgs(&["sm_80", "sm_86"]);
         let v = decide((9, 0), CUDA_13_0, &fat);
-        assert_eq!(v.outcome, Outcome::NoImage);
+        assert_eq!(v.outcome, ImageOutcome::NoImage);
         assert_eq!(v.expected_code, 209);
         assert!(v.reason.contains("sm_80, sm_86"), "{}", v.reason);
         // With compute_80 PTX added, the H200 JITs it.
         let mut with_ptx = fat.clone();
         with_ptx.extend(imgs(&["compute_80"]));
         let v = decide((9, 0), CUDA_13_0, &with_ptx);
-        assert_eq!(v.outcome, Outcome::PtxJit);
+        assert_eq!(v.outcome, ImageOutcome::PtxJit);
         assert_eq!(v.image.as_deref(), Some("compute_80"));
     }
 
@@ -759,7 +761,7 @@ mod tests {
     fn sm_89_runs_an_sm_86_build_but_sm_80_does_not() {
         let fat = imgs(&["sm_86"]);
         let v = decide((8, 9), CUDA_13_0, &fat);
-        assert_eq!(v.outcome, Outcome::Sass);
+        assert_eq!(v.outcome, ImageOutcome::Sass);
         assert_eq!(v.image.as_deref(), Some("sm_86"));
         assert_eq!(decide((8, 0), CUDA_13_0, &fat).expected_code, 209);
         // Highest compatible minor wins.
@@ -802,7 +804,7 @@ mod tests {
         );
         assert_eq!(
             decide((10, 0), CUDA_13_0, &imgs(&["compute_90"])).outcome,
-            Outcome::PtxJit
+            ImageOutcome::PtxJit
         );
     }
 
@@ -810,7 +812,7 @@ mod tests {
     fn ptx_newer_than_the_driver_is_222() {
         // CUDA 13.0 PTX (ISA 9.0) under a 12.4 driver (ISA <= 8.4).
         let v = decide((9, 0), 12040, &imgs(&["compute_90"]));
-        assert_eq!(v.outcome, Outcome::PtxTooNew);
+        assert_eq!(v.outcome, ImageOutcome::PtxTooNew);
         assert_eq!(v.expected_code, 222);
         assert!(
             v.reason.contains("needs a CUDA 13.0 driver"),
@@ -819,7 +821,7 @@ mod tests {
         );
         // SASS still wins even when the PTX is too new.
         let v = decide((9, 0), 12040, &imgs(&["sm_90", "compute_90"]));
-        assert_eq!(v.outcome, Outcome::Sass);
+        assert_eq!(v.outcome, ImageOutcome::Sass);
     }
 
     #[test]
@@ -875,7 +877,10 @@ mod tests {
         assert_eq!(decide((8, 9), CUDA_13_0, &orin).expected_code, 209);
         // PTX still JITs on Tegra.
         let ptx = imgs(&["compute_80"]);
-        assert_eq!(decide((8, 7), CUDA_13_0, &ptx).outcome, Outcome::PtxJit);
+        assert_eq!(
+            decide((8, 7), CUDA_13_0, &ptx).outcome,
+            ImageOutcome::PtxJit
+        );
     }
 
     #[test]
@@ -883,13 +888,13 @@ mod tests {
         // kb-audit E13: an sm_80-only build on Orin (8.7) has no kernel image...
         let sm80 = imgs(&["sm_80"]);
         let orin = decide((8, 7), CUDA_13_0, &sm80);
-        assert_eq!(orin.outcome, Outcome::NoImage);
+        assert_eq!(orin.outcome, ImageOutcome::NoImage);
         assert!(orin.reason.contains("Tegra"), "{}", orin.reason);
         // ... unless it carries PTX, which the driver JITs.
         let sm80_ptx = imgs(&["sm_80", "compute_80"]);
         assert_eq!(
             decide((8, 7), CUDA_13_0, &sm80_ptx).outcome,
-            Outcome::PtxJit
+            ImageOutcome::PtxJit
         );
         // An sm_87 build runs on Orin.
         let sm87 = decide((8, 7), CUDA_13_0, &imgs(&["sm_80", "sm_87"]));

@@ -1,13 +1,13 @@
 //! A machine described in words rather than observed (`gpukb plan --gpu
 //! "RTX 4060 Ti" --driver 535 --python 3.12 --jetpack 6.2`): the one reading
-//! of those descriptions into the planner's [`MachineFacts`], either a
+//! of those descriptions into the planner's [`PlannerFacts`], either a
 //! machine of its own ([`Described::machine`]) or overrides of an observed
 //! one ([`Described::apply_to`]), with what a Jetson implies (aarch64, a
 //! JetPack fact) filled in. Each error names the flag as the user wrote it.
 
 use crate::builds::{parse_python, Arch, PyVersion};
 use crate::gpus::{self, GpuClass};
-use crate::plan::{DriverFact, GpuFact, JetsonFact, MachineFacts};
+use crate::plan::{DriverFact, GpuFact, JetsonFact, PlannerFacts};
 use crate::version::{DriverVersion, ParseVersionError};
 use gpukb_jetson::L4tVersion;
 
@@ -81,10 +81,10 @@ pub enum DescribeError {
     JetpackUnknown(String),
 }
 
-impl MachineFacts {
+impl PlannerFacts {
     /// A machine nothing is known of yet, to be described (`described machine`).
-    fn undescribed() -> MachineFacts {
-        MachineFacts {
+    fn undescribed() -> PlannerFacts {
+        PlannerFacts {
             label: "described machine".into(),
             gpus: Vec::new(),
             gpus_unknown: None,
@@ -99,20 +99,20 @@ impl MachineFacts {
 
 impl Described {
     /// The machine this description alone names (no machine observed).
-    pub fn machine(&self) -> Result<MachineFacts, DescribeError> {
-        self.apply(MachineFacts::undescribed(), true)
+    pub fn machine(&self) -> Result<PlannerFacts, DescribeError> {
+        self.apply(PlannerFacts::undescribed(), true)
     }
 
     /// `m`, an observed machine, with what the description says in place of
     /// what was observed, and what a Jetson implies filled in.
-    pub fn apply_to(&self, m: MachineFacts) -> Result<MachineFacts, DescribeError> {
+    pub fn apply_to(&self, m: PlannerFacts) -> Result<PlannerFacts, DescribeError> {
         self.apply(m, false)
     }
 
     /// Overrides the facts of `m` with the description, then fills in what a
     /// Jetson implies (aarch64, a JetPack fact); `described`: `m` is
     /// [`Described::machine`]'s, whose architecture follows its GPUs.
-    fn apply(&self, mut m: MachineFacts, described: bool) -> Result<MachineFacts, DescribeError> {
+    fn apply(&self, mut m: PlannerFacts, described: bool) -> Result<PlannerFacts, DescribeError> {
         if !self.gpus.is_empty() {
             m.gpus = gpus_of(&self.gpus)?;
             m.gpus_unknown = None;
@@ -139,7 +139,7 @@ impl Described {
     }
 
     /// Refuses `--jetpack`/`--l4t` when one of the machine's GPUs is not a Jetson.
-    fn reject_jetson_without_jetson(&self, m: &MachineFacts) -> Result<(), DescribeError> {
+    fn reject_jetson_without_jetson(&self, m: &PlannerFacts) -> Result<(), DescribeError> {
         let flag = self
             .jetpack
             .as_ref()
@@ -274,7 +274,7 @@ fn jetson_of_jetpack(jp: &str) -> Result<JetsonFact, DescribeError> {
 
 /// Fills in the architecture (a described machine's from its GPUs; every
 /// Jetson is aarch64) and the Jetson fact a Jetson GPU implies.
-fn infer_platform(m: &mut MachineFacts, described: bool) {
+fn infer_platform(m: &mut PlannerFacts, described: bool) {
     if described && m.arch.is_none() {
         let aarch64 = m.jetson.is_some()
             || m.gpus.iter().any(|g| {

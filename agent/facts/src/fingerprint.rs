@@ -794,6 +794,38 @@ pub struct LibraryFacts {
     pub problems: Vec<String>,
 }
 
+/// How a Python environment was installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PythonEnvKind {
+    /// A virtual environment (`VIRTUAL_ENV`, `.venv`, `/opt/*`).
+    Venv,
+    /// A conda environment or install.
+    Conda,
+    /// The system's Python (`/usr`, `/usr/local`).
+    System,
+    /// Per-user packages (`~/.local`).
+    User,
+}
+
+impl PythonEnvKind {
+    /// The name used in JSON (`venv`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PythonEnvKind::Venv => "venv",
+            PythonEnvKind::Conda => "conda",
+            PythonEnvKind::System => "system",
+            PythonEnvKind::User => "user",
+        }
+    }
+}
+
+impl fmt::Display for PythonEnvKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One Python environment (its site-packages directory).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PythonEnv {
@@ -801,7 +833,8 @@ pub struct PythonEnv {
     #[schemars(description = UNPUBLISHED)]
     pub site_packages: String,
     /// `venv`, `conda`, `system`, `user`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: PythonEnvKind,
     /// Python version from the directory name or `pyvenv.cfg`.
     pub python: Option<String>,
     /// The PyTorch installed here; `None` when there is none.

@@ -1,5 +1,5 @@
 //! The one conversion from a [`Fingerprint`] to the planner's machine
-//! ([`MachineFacts`]: GPUs with their compute capability, the driver and the
+//! ([`PlannerFacts`]: GPUs with their compute capability, the driver and the
 //! CUDA it runs, the architecture, Python, JetPack/L4T), used by `gpukb plan`,
 //! the doctor's torch fix and the report, so they never plan for different
 //! machines.
@@ -7,7 +7,7 @@
 use crate::builds::{parse_python, Arch};
 use crate::fingerprint::{Fingerprint, Observed};
 use crate::gpus::{self, GpuClass};
-use crate::plan::{DriverFact, GpuFact, JetsonFact, MachineFacts};
+use crate::plan::{DriverFact, GpuFact, JetsonFact, PlannerFacts};
 
 /// A GPU as the planner knows it: its name resolved, the observed compute
 /// capability first.
@@ -36,9 +36,9 @@ fn gpu_from_name(
     })
 }
 
-impl MachineFacts {
+impl PlannerFacts {
     /// The machine a fingerprint describes, every fact with its source.
-    pub fn from_fingerprint(fp: &Fingerprint, label: &str) -> MachineFacts {
+    pub fn from_fingerprint(fp: &Fingerprint, label: &str) -> PlannerFacts {
         let mut gpus_found: Vec<GpuFact> = Vec::new();
         let mut gpus_unknown = None;
         if let Some(n) = fp.nvml.value() {
@@ -132,7 +132,7 @@ impl MachineFacts {
             .filter(|e| e.torch.is_some())
             .chain(fp.python.iter())
             .find_map(|e| e.python.as_deref().and_then(parse_python));
-        MachineFacts {
+        PlannerFacts {
             label: label.to_string(),
             gpus: gpus_found,
             gpus_unknown,

@@ -11,7 +11,7 @@
 //! runs through PTX JIT, marked so; none when no CUDA build runs.
 
 use crate::builds::{self, Arch, JetsonWheel, KnownFrom, PyVersion, Release, Targets, TorchWheel};
-use crate::compat::{self, BranchCuda, DriverCompat, Outcome};
+use crate::compat::{self, BranchCuda, DriverCompat, ImageOutcome};
 use crate::gpus::GpuClass;
 use crate::schema_doc::UNPUBLISHED;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
@@ -81,7 +81,7 @@ pub struct JetsonFact {
 
 /// One machine to plan for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MachineFacts {
+pub struct PlannerFacts {
     /// "this machine", "capture tests/fixtures/…", "described".
     pub label: String,
     /// The machine's NVIDIA GPUs (empty: none, or unknown; see `gpus_unknown`).
@@ -100,7 +100,7 @@ pub struct MachineFacts {
     pub jetson: Option<JetsonFact>,
 }
 
-impl MachineFacts {
+impl PlannerFacts {
     fn is_jetson(&self) -> bool {
         self.jetson.is_some() || self.gpus.iter().any(GpuFact::is_tegra)
     }
@@ -655,7 +655,7 @@ struct Judged {
     reasons: Vec<Reason>,
 }
 
-fn judge_python(m: &MachineFacts, have: &[PyVersion], release: &Release, out: &mut Judged) {
+fn judge_python(m: &PlannerFacts, have: &[PyVersion], release: &Release, out: &mut Judged) {
     let Some(py) = m.python else { return };
     if have.is_empty() {
         out.certain = false;
@@ -681,7 +681,7 @@ fn judge_python(m: &MachineFacts, have: &[PyVersion], release: &Release, out: &m
 }
 
 fn judge_gpus(
-    m: &MachineFacts,
+    m: &PlannerFacts,
     images: Option<&[crate::target::FatbinImage]>,
     offset: usize,
     cuda: EffectiveCuda,
@@ -748,13 +748,13 @@ fn judge_gpus(
         }
         let v = compat::decide(g.cc.pair(), cuda.api(), &usable);
         match v.outcome {
-            Outcome::Sass => out.reasons.push(reason(
+            ImageOutcome::Sass => out.reasons.push(reason(
                 Code::Ok,
                 gi,
                 format!("{}: {}", g.name, v.reason),
                 SRC_BIN,
             )),
-            Outcome::PtxJit => {
+            ImageOutcome::PtxJit => {
                 out.via = Some(Via::PtxJit);
                 out.reasons.push(reason(
                     Code::PtxJit,
@@ -763,7 +763,7 @@ fn judge_gpus(
                     SRC_BIN,
                 ));
             }
-            Outcome::PtxTooNew => {
+            ImageOutcome::PtxTooNew => {
                 out.runs = false;
                 out.reasons.push(reason(
                     Code::Driver,
@@ -772,7 +772,7 @@ fn judge_gpus(
                     "PTX ISA release history (PTX ISA manual); CUDA Compatibility guide",
                 ));
             }
-            Outcome::NoImage => {
+            ImageOutcome::NoImage => {
                 out.runs = false;
                 out.reasons.push(reason(
                     Code::Arch,
@@ -785,7 +785,7 @@ fn judge_gpus(
     }
 }
 
-fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Judged) {
+fn judge_driver(m: &PlannerFacts, cuda: CudaVersion, offset: usize, out: &mut Judged) {
     let floor = compat::min_driver_for(cuda).unwrap_or("?");
     if let DriverFact::Known { version, .. } = &m.driver {
         for (i, g) in m.gpus.iter().enumerate() {
@@ -869,7 +869,7 @@ fn judge_driver(m: &MachineFacts, cuda: CudaVersion, offset: usize, out: &mut Ju
 /// A driver older than a GPU: the GPU arrived with a CUDA newer than the
 /// driver's branch runs natively, so the driver does not drive it at all
 /// (forward compatibility cannot help: newcomer #11, H100 on 390.48).
-fn driver_predates_gpu(m: &MachineFacts, g: &GpuFact) -> Option<String> {
+fn driver_predates_gpu(m: &PlannerFacts, g: &GpuFact) -> Option<String> {
     let DriverFact::Known { version, .. } = &m.driver else {
         return None;
     };
@@ -894,7 +894,7 @@ fn driver_predates_gpu(m: &MachineFacts, g: &GpuFact) -> Option<String> {
 /// A driver older than the least release NVIDIA names for a GPU (HGX B200:
 /// 570.133.20; B300/GB300: 580.82.07), though its branch drives the
 /// generation (kb-audit doubt 1: `--gpu B200 --driver 570` approved 570.26).
-fn driver_below_min_release(m: &MachineFacts, g: &GpuFact) -> Option<(String, String)> {
+fn driver_below_min_release(m: &PlannerFacts, g: &GpuFact) -> Option<(String, String)> {
     let DriverFact::Known { version, .. } = &m.driver else {
         return None;
     };
@@ -919,7 +919,7 @@ fn driver_text(d: &DriverFact) -> String {
     }
 }
 
-fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
+fn judge_official(w: &TorchWheel, m: &PlannerFacts, offset: usize) -> Judged {
     let mut out = Judged {
         runs: true,
         certain: true,
@@ -1013,7 +1013,7 @@ fn judge_official(w: &TorchWheel, m: &MachineFacts, offset: usize) -> Judged {
     out
 }
 
-fn judge_jetson(w: &JetsonWheel, m: &MachineFacts, offset: usize) -> Judged {
+fn judge_jetson(w: &JetsonWheel, m: &PlannerFacts, offset: usize) -> Judged {
     let mut out = Judged {
         runs: true,
         certain: true,
@@ -1110,7 +1110,7 @@ fn jetson_as_of() -> String {
 }
 
 /// A Jetson newer than the tables: no CUDA build is known to run (issue 23 §5).
-fn judge_jetson_newer(m: &MachineFacts, out: &mut Judged) -> bool {
+fn judge_jetson_newer(m: &PlannerFacts, out: &mut Judged) -> bool {
     let Some(why) = m.jetson_newer_than_data() else {
         return false;
     };
@@ -1140,7 +1140,7 @@ fn combine(parts: Vec<Judged>) -> Judged {
     out
 }
 
-fn judge_all<F: Fn(&MachineFacts, usize) -> Judged>(machines: &[MachineFacts], f: F) -> Judged {
+fn judge_all<F: Fn(&PlannerFacts, usize) -> Judged>(machines: &[PlannerFacts], f: F) -> Judged {
     let mut offset = 0;
     let several = machines.len() > 1;
     let parts = machines
@@ -1159,9 +1159,9 @@ fn judge_all<F: Fn(&MachineFacts, usize) -> Judged>(machines: &[MachineFacts], f
     combine(parts)
 }
 
-fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
+fn candidates(machines: &[PlannerFacts], spec: &TorchSpec) -> Vec<Candidate> {
     let mut out = Vec::new();
-    let any_jetson = machines.iter().any(MachineFacts::is_jetson);
+    let any_jetson = machines.iter().any(PlannerFacts::is_jetson);
     for w in builds::torch_wheels()
         .iter()
         .filter(|w| spec.matches(&w.release, &w.variant))
@@ -1207,14 +1207,14 @@ fn candidates(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Candidate> {
     out
 }
 
-fn driver_known(machines: &[MachineFacts]) -> bool {
+fn driver_known(machines: &[PlannerFacts]) -> bool {
     machines
         .iter()
         .all(|m| !matches!(m.effective_driver_cuda(), EffectiveCuda::Unknown))
 }
 
 /// Policy §4 over judged candidates.
-fn pick<'a>(cands: &'a [Candidate], machines: &[MachineFacts]) -> Option<&'a Candidate> {
+fn pick<'a>(cands: &'a [Candidate], machines: &[PlannerFacts]) -> Option<&'a Candidate> {
     let cuda_runs: Vec<&Candidate> = cands
         .iter()
         .filter(|c| c.runs && c.cuda().is_some())
@@ -1242,7 +1242,7 @@ fn pick<'a>(cands: &'a [Candidate], machines: &[MachineFacts]) -> Option<&'a Can
     best(Via::Sass).or_else(|| best(Via::PtxJit))
 }
 
-fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
+fn recommend(c: &Candidate, machines: &[PlannerFacts]) -> Recommended {
     let m0 = &machines[0];
     let driver_cuda = machines
         .iter()
@@ -1297,7 +1297,7 @@ fn recommend(c: &Candidate, machines: &[MachineFacts]) -> Recommended {
             } else {
                 String::new()
             };
-            if w.arch == Arch::Aarch64 && machines.iter().any(MachineFacts::is_jetson) {
+            if w.arch == Arch::Aarch64 && machines.iter().any(PlannerFacts::is_jetson) {
                 // Only the SBSA indexes seen to exist (sbsa/cu129, sbsa/cu130;
                 // kb-audit doubtful 2: no sbsa/cu132): the index's own build.
                 let index = if w.variant == "cu129" {
@@ -1402,12 +1402,12 @@ fn via_text(v: Option<Via>) -> &'static str {
     }
 }
 
-fn plan_driver(machines: &[MachineFacts], rec: Option<&Candidate>) -> DriverPlan {
+fn plan_driver(machines: &[PlannerFacts], rec: Option<&Candidate>) -> DriverPlan {
     let gpus: Vec<&GpuFact> = machines.iter().flat_map(|m| &m.gpus).collect();
     let open = gpus
         .iter()
         .any(|g| compat::needs_open_modules(g.cc.pair(), &g.name));
-    if machines.iter().all(MachineFacts::is_jetson) {
+    if machines.iter().all(PlannerFacts::is_jetson) {
         return DriverPlan {
             branch: None,
             open_modules_required: false,
@@ -1490,7 +1490,7 @@ fn plan_driver(machines: &[MachineFacts], rec: Option<&Candidate>) -> DriverPlan
     }
 }
 
-fn plan_toolkit(machines: &[MachineFacts], rec: Option<&Candidate>) -> ToolkitPlan {
+fn plan_toolkit(machines: &[PlannerFacts], rec: Option<&Candidate>) -> ToolkitPlan {
     let Some(cuda) = rec.and_then(Candidate::cuda) else {
         return ToolkitPlan {
             version: None,
@@ -1516,7 +1516,7 @@ fn plan_toolkit(machines: &[MachineFacts], rec: Option<&Candidate>) -> ToolkitPl
 
 /// Judges one NGC container image against every machine: whether it runs,
 /// and why, in the order the checks are made.
-fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> ContainerVerdict {
+fn judge_container(c: &builds::Container, machines: &[PlannerFacts]) -> ContainerVerdict {
     let mut reasons = Vec::new();
     let mut runs = true;
     let mut offset = 0;
@@ -1546,7 +1546,7 @@ fn judge_container(c: &builds::Container, machines: &[MachineFacts]) -> Containe
 /// no GPU, no driver), pushed onto `reasons`; false when any applies.
 fn container_machine_reasons(
     c: &builds::Container,
-    m: &MachineFacts,
+    m: &PlannerFacts,
     reasons: &mut Vec<Reason>,
 ) -> bool {
     let mut runs = true;
@@ -1603,7 +1603,7 @@ fn container_machine_reasons(
 /// numbered from `offset` across machines; false when any applies.
 fn container_gpu_reasons(
     c: &builds::Container,
-    m: &MachineFacts,
+    m: &PlannerFacts,
     offset: usize,
     reasons: &mut Vec<Reason>,
 ) -> bool {
@@ -1662,7 +1662,7 @@ fn container_gpu_reasons(
 /// Whether the driver of a (non-Jetson) machine runs the image's CUDA,
 /// directly or through the container's forward-compatibility libraries: the
 /// one reason that says so, and false when it does not.
-fn container_driver_cuda_reason(c: &builds::Container, m: &MachineFacts) -> (Reason, bool) {
+fn container_driver_cuda_reason(c: &builds::Container, m: &PlannerFacts) -> (Reason, bool) {
     match m.effective_driver_cuda() {
         EffectiveCuda::Known(d) if d >= c.cuda => (
             reason(
@@ -1720,7 +1720,7 @@ fn container_driver_cuda_reason(c: &builds::Container, m: &MachineFacts) -> (Rea
 
 /// With one machine, its `label: ` prefix says nothing: drop it from the
 /// reasons' text.
-fn drop_single_machine_label(machines: &[MachineFacts], reasons: &mut [Reason]) {
+fn drop_single_machine_label(machines: &[PlannerFacts], reasons: &mut [Reason]) {
     if let [m] = machines {
         let prefix = format!("{}: ", m.label);
         for r in reasons {
@@ -1731,7 +1731,7 @@ fn drop_single_machine_label(machines: &[MachineFacts], reasons: &mut [Reason]) 
     }
 }
 
-fn view(m: &MachineFacts, several: bool) -> MachineView {
+fn view(m: &PlannerFacts, several: bool) -> MachineView {
     MachineView {
         label: m.label.clone(),
         gpus: m
@@ -1767,7 +1767,7 @@ fn view(m: &MachineFacts, several: bool) -> MachineView {
     }
 }
 
-fn notes(machines: &[MachineFacts], spec: &TorchSpec) -> Vec<Reason> {
+fn notes(machines: &[PlannerFacts], spec: &TorchSpec) -> Vec<Reason> {
     let mut out = Vec::new();
     let mut offset = 0;
     for m in machines {
@@ -1906,7 +1906,7 @@ fn consistent_containers(
 }
 
 /// Plans for `machines` (at least one) within `spec`.
-pub fn plan(machines: &[MachineFacts], spec: &TorchSpec) -> Plan {
+pub fn plan(machines: &[PlannerFacts], spec: &TorchSpec) -> Plan {
     let several = machines.len() > 1;
     let mut cands = candidates(machines, spec);
     for c in &mut cands {
@@ -2020,8 +2020,8 @@ pub fn support_table(w: &TorchWheel) -> Option<Vec<SupportRow>> {
             }
         };
         let (support, min_driver) = match v.outcome {
-            Outcome::Sass => (Support::Sass, floor(compat::min_driver_for(cuda))),
-            Outcome::PtxJit => (Support::PtxJit, floor(compat::toolkit_driver(cuda))),
+            ImageOutcome::Sass => (Support::Sass, floor(compat::min_driver_for(cuda))),
+            ImageOutcome::PtxJit => (Support::PtxJit, floor(compat::toolkit_driver(cuda))),
             _ => (Support::No, None),
         };
         rows.push(SupportRow {
@@ -2078,7 +2078,7 @@ mod tests {
     fn a_described_h200_on_r580_gets_the_newest_build() {
         // H200 = CC 9.0 (NVIDIA compute-capability page); 2.15.0+cu132 wheel read:
         // sm_75…sm_120; R580 runs 13.x under minor-version compatibility (RN Table 2).
-        let m = MachineFacts {
+        let m = PlannerFacts {
             label: "described".into(),
             gpus: vec![GpuFact {
                 name: "H200".into(),
@@ -2112,7 +2112,7 @@ mod tests {
         // kb-audit doubt 1: `--gpu B200 --driver 570` (570.26) was approved; the
         // GPU Operator names 570.133.20 for HGX B200, the open-gpu-kernel-modules
         // README lists B300 from 580.82.07.
-        let m = |gpu: &str, cc: (u32, u32), driver: &str| MachineFacts {
+        let m = |gpu: &str, cc: (u32, u32), driver: &str| PlannerFacts {
             label: "described".into(),
             gpus: vec![GpuFact {
                 name: gpu.into(),

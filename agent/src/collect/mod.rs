@@ -62,16 +62,16 @@ impl Default for Settings {
 pub(crate) struct Context {
     pub host: Arc<Host>,
     /// How long each source took on its own thread.
-    timings: std::sync::Mutex<Vec<Timing>>,
+    timings: std::sync::Mutex<Vec<CollectorTiming>>,
     ld_cache: OnceLock<Result<Option<Vec<CacheEntry>>, HostError>>,
-    loader: OnceLock<(crate::loader::Target, crate::loader::Environment)>,
+    loader: OnceLock<(crate::loader::Target, crate::loader::LoaderEnvironment)>,
 }
 
 impl Context {
     /// Runs `f` and records how long it took as `what` (a part of a section, for
     /// `gpukb fingerprint --timings`).
     pub(crate) fn timed<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
-        let (v, t) = Timing::of(format!("  {what}"), f);
+        let (v, t) = CollectorTiming::of(format!("  {what}"), f);
         self.timings
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -82,7 +82,7 @@ impl Context {
     /// The loader model's target and environment for this machine, read once:
     /// its glibc, CPU, layout, `LD_*` variables and `/etc/ld.so.preload`; the
     /// working directory is gpukb's own on the live machine, `/` otherwise.
-    pub(crate) fn loader(&self) -> &(crate::loader::Target, crate::loader::Environment) {
+    pub(crate) fn loader(&self) -> &(crate::loader::Target, crate::loader::LoaderEnvironment) {
         self.loader.get_or_init(|| {
             let glibc = system::glibc(self)
                 .value()
@@ -98,7 +98,7 @@ impl Context {
             };
             (
                 crate::loader::Target::detect(&self.host, glibc),
-                crate::loader::Environment::of(&self.host, &cwd),
+                crate::loader::LoaderEnvironment::of(&self.host, &cwd),
             )
         })
     }
@@ -124,14 +124,14 @@ impl Context {
 /// time (user+sys) where the platform gives it (`None` for the total, whose
 /// work is spread over threads).
 #[derive(Debug, Clone)]
-pub struct Timing {
+pub struct CollectorTiming {
     pub what: String,
     pub wall: Duration,
     pub cpu: Option<Duration>,
 }
 
-impl Timing {
-    fn of<T>(what: String, f: impl FnOnce() -> T) -> (T, Timing) {
+impl CollectorTiming {
+    fn of<T>(what: String, f: impl FnOnce() -> T) -> (T, CollectorTiming) {
         let (t, c) = (std::time::Instant::now(), thread_cpu());
         let v = f();
         let cpu = match (c, thread_cpu()) {
@@ -139,7 +139,7 @@ impl Timing {
             _ => None,
         };
         let wall = t.elapsed();
-        (v, Timing { what, wall, cpu })
+        (v, CollectorTiming { what, wall, cpu })
     }
 }
 
@@ -165,7 +165,7 @@ fn spawn<T: Send + 'static>(
     std::thread::spawn(move || {
         let name = what.clone();
         with_deadline(&what, deadline, move || {
-            let (v, t) = Timing::of(name, || f(&ctx));
+            let (v, t) = CollectorTiming::of(name, || f(&ctx));
             ctx.timings
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -197,7 +197,10 @@ pub fn fingerprint(host: Arc<Host>, deadlines: &Settings) -> Fingerprint {
 
 /// Like [`fingerprint`], also returning how long each source took (its wall
 /// and thread CPU time; the last entry is the whole observation's wall time).
-pub fn fingerprint_timed(host: Arc<Host>, deadlines: &Settings) -> (Fingerprint, Vec<Timing>) {
+pub fn fingerprint_timed(
+    host: Arc<Host>,
+    deadlines: &Settings,
+) -> (Fingerprint, Vec<CollectorTiming>) {
     host.clone()
         .observing(|| observe_all(host, deadlines, None))
 }
@@ -278,7 +281,7 @@ fn observe_all(
     host: Arc<Host>,
     deadlines: &Settings,
     nvml: Option<Observed<NvmlFacts>>,
-) -> (Fingerprint, Vec<Timing>) {
+) -> (Fingerprint, Vec<CollectorTiming>) {
     let t0 = std::time::Instant::now();
     let ctx = Arc::new(Context {
         host,
@@ -451,13 +454,13 @@ fn observed_env(host: &Host) -> Vec<EnvVar> {
 
 /// Each source's timing, in the order they finished, then the whole
 /// observation's wall time since `t0` as `total`.
-fn timings_with_total(ctx: &Context, t0: std::time::Instant) -> Vec<Timing> {
+fn timings_with_total(ctx: &Context, t0: std::time::Instant) -> Vec<CollectorTiming> {
     let mut timings = ctx
         .timings
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    timings.push(Timing {
+    timings.push(CollectorTiming {
         what: "total".into(),
         wall: t0.elapsed(),
         cpu: None,

@@ -9,7 +9,7 @@ use super::libraries::{family_of, scan_dir};
 use super::Context;
 use crate::fingerprint::{
     CudaExtension, FrameworkBuild, FrameworkCuda, LibraryFile, Observed, Package, PythonEnv,
-    ResolvedLibrary, Source, TorchInstall,
+    PythonEnvKind, ResolvedLibrary, Source, TorchInstall,
 };
 use crate::host::{EntryKind, Host};
 use crate::loader;
@@ -57,15 +57,15 @@ fn list_names(host: &Host, dir: &str, kind: EntryKind) -> Vec<String> {
 /// Candidate environment prefixes, in a documented order: the active venv
 /// and conda env, interpreters on `PATH`, conda installs, per-user tools,
 /// `/opt/*` venvs, then the system Pythons.
-fn prefixes(host: &Host) -> Vec<(String, String)> {
+fn prefixes(host: &Host) -> Vec<(PythonEnvKind, String)> {
     let env = host.env();
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut push = |kind: &str, p: String| out.push((kind.to_string(), p));
+    let mut out: Vec<(PythonEnvKind, String)> = Vec::new();
+    let mut push = |kind: PythonEnvKind, p: String| out.push((kind, p));
     if let Some(v) = env.get("VIRTUAL_ENV") {
-        push("venv", v.to_string());
+        push(PythonEnvKind::Venv, v.to_string());
     }
     if let Some(v) = env.get("CONDA_PREFIX") {
-        push("conda", v.to_string());
+        push(PythonEnvKind::Conda, v.to_string());
     }
     for d in env.path_dirs() {
         if let Some(parent) = d.strip_suffix("/bin") {
@@ -73,12 +73,12 @@ fn prefixes(host: &Host) -> Vec<(String, String)> {
                 .exists(&format!("{parent}/pyvenv.cfg"))
                 .unwrap_or(false)
             {
-                push("venv", parent.to_string());
+                push(PythonEnvKind::Venv, parent.to_string());
             } else if host
                 .exists(&format!("{parent}/conda-meta"))
                 .unwrap_or(false)
             {
-                push("conda", parent.to_string());
+                push(PythonEnvKind::Conda, parent.to_string());
             }
         }
     }
@@ -109,14 +109,14 @@ fn prefixes(host: &Host) -> Vec<(String, String)> {
     }
     for c in &conda_roots {
         if host.exists(&format!("{c}/conda-meta")).unwrap_or(false) {
-            push("conda", c.clone());
+            push(PythonEnvKind::Conda, c.clone());
         }
         for e in list_names(host, &format!("{c}/envs"), EntryKind::Dir) {
-            push("conda", format!("{c}/envs/{e}"));
+            push(PythonEnvKind::Conda, format!("{c}/envs/{e}"));
         }
     }
     for h in &homes {
-        push("user", format!("{h}/.local"));
+        push(PythonEnvKind::User, format!("{h}/.local"));
         for d in [
             ".pyenv/versions",
             ".virtualenvs",
@@ -124,20 +124,20 @@ fn prefixes(host: &Host) -> Vec<(String, String)> {
             ".cache/pypoetry/virtualenvs",
         ] {
             for e in list_names(host, &format!("{h}/{d}"), EntryKind::Dir) {
-                push("venv", format!("{h}/{d}/{e}"));
+                push(PythonEnvKind::Venv, format!("{h}/{d}/{e}"));
             }
         }
         for v in [".venv", "venv"] {
-            push("venv", format!("{h}/{v}"));
+            push(PythonEnvKind::Venv, format!("{h}/{v}"));
         }
     }
     for o in list_names(host, "/opt", EntryKind::Dir) {
         for v in ["", "/.venv", "/venv"] {
-            push("venv", format!("/opt/{o}{v}"));
+            push(PythonEnvKind::Venv, format!("/opt/{o}{v}"));
         }
     }
-    push("system", "/usr/local".into());
-    push("system", "/usr".into());
+    push(PythonEnvKind::System, "/usr/local".into());
+    push(PythonEnvKind::System, "/usr".into());
     out
 }
 
@@ -190,12 +190,12 @@ pub(super) fn collect(ctx: &Context) -> (Vec<PythonEnv>, Vec<LibraryFile>) {
                 continue;
             }
             if let Some(env) = ctx.timed(format!("python: {site}"), || {
-                scan_site(ctx, &kind, &site, &mut libs)
+                scan_site(ctx, kind, &site, &mut libs)
             }) {
                 envs.push(env);
             }
         }
-        if kind == "conda" {
+        if kind == PythonEnvKind::Conda {
             let via = format!("conda env {prefix}");
             if let Ok(v) = scan_dir(host, &format!("{prefix}/lib"), &via, None) {
                 libs.extend(v);
@@ -242,7 +242,7 @@ fn library_version(family: &str, wheel_version: &str) -> String {
 
 fn scan_site(
     ctx: &Context,
-    kind: &str,
+    kind: PythonEnvKind,
     site: &str,
     libs: &mut Vec<LibraryFile>,
 ) -> Option<PythonEnv> {
@@ -312,7 +312,7 @@ fn scan_site(
     libs.extend(wheel_libs);
     Some(PythonEnv {
         site_packages: site.to_string(),
-        kind: kind.to_string(),
+        kind,
         python: python_of(site),
         torch,
         nvidia_wheels,
@@ -656,7 +656,7 @@ fn interpreter(host: &Host, site: &str) -> Option<String> {
 }
 
 /// The loader model's inputs: target, environment, and the parsed cache.
-fn loader_inputs(ctx: &Context) -> (&loader::Target, &loader::Environment, &[CacheEntry]) {
+fn loader_inputs(ctx: &Context) -> (&loader::Target, &loader::LoaderEnvironment, &[CacheEntry]) {
     let (target, env) = ctx.loader();
     let cache = match ctx.ld_cache() {
         Ok(Some(c)) => c.as_slice(),

@@ -5,7 +5,7 @@
 //! The model is pure: the machine is reached only through [`ObjectFs`]
 //! (realpaths and ELF headers; [`crate::host::Host`] implements it, so
 //! symlink chains are followed inside the root), and everything else the
-//! loader reads is an input: the environment ([`Environment`]), the parsed
+//! loader reads is an input: the environment ([`LoaderEnvironment`]), the parsed
 //! `/etc/ld.so.cache`, `/etc/ld.so.preload`, and the target's loader
 //! ([`Target`]: default directories, hwcaps subdirectories, `$LIB`,
 //! `$PLATFORM`, ELF class and machine). [`Process`] replays what a process
@@ -23,7 +23,7 @@ mod tests;
 pub mod torch;
 
 pub use search::{LoadError, Loaded, Process, Request};
-pub use target::{Environment, Target};
+pub use target::{LoaderEnvironment, Target};
 
 use crate::elf::{ElfIdent, ElfInfo};
 pub use crate::fingerprint::LoadRule;

@@ -3,7 +3,7 @@
 //! entries, and the start-up order of elf/rtld.c `dl_main` (`LD_PRELOAD`,
 //! then `/etc/ld.so.preload`, then the executable's dependencies).
 
-use super::{absolute, dirname, Environment, LoadRule, ObjectFs, Rules, Target};
+use super::{absolute, dirname, LoadRule, LoaderEnvironment, ObjectFs, Rules, Target};
 use crate::elf::{ElfInfo, DF_1_NODEFLIB};
 use crate::host::HostError;
 use crate::parse::ld_cache::CacheEntry;
@@ -91,7 +91,7 @@ type Step<'a, F> =
 pub struct Process<'a, F: ObjectFs> {
     fs: &'a F,
     target: &'a Target,
-    env: &'a Environment,
+    env: &'a LoaderEnvironment,
     cache: &'a [CacheEntry],
     rules: Rules,
     /// The link map, in load order: the executable first.
@@ -119,7 +119,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
     pub fn start(
         fs: &'a F,
         target: &'a Target,
-        env: &'a Environment,
+        env: &'a LoaderEnvironment,
         cache: &'a [CacheEntry],
         rules: Rules,
         exe: &str,
@@ -133,7 +133,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
     pub fn start_with(
         fs: &'a F,
         target: &'a Target,
-        env: &'a Environment,
+        env: &'a LoaderEnvironment,
         cache: &'a [CacheEntry],
         rules: Rules,
         exe: Option<&str>,

@@ -197,7 +197,7 @@ impl Target {
 
 /// What the process's environment tells the loader.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Environment {
+pub struct LoaderEnvironment {
     /// `LD_LIBRARY_PATH` (`None`: unset).
     pub ld_library_path: Option<String>,
     /// `LD_PRELOAD` (`None`: unset).
@@ -212,12 +212,12 @@ pub struct Environment {
     pub cwd: String,
 }
 
-impl Environment {
+impl LoaderEnvironment {
     /// The environment `host` sees (its registered `LD_*` variables, its
     /// `/etc/ld.so.preload`), not in secure execution, in `cwd`.
-    pub fn of(host: &Host, cwd: &str) -> Environment {
+    pub fn of(host: &Host, cwd: &str) -> LoaderEnvironment {
         let env = host.env();
-        Environment {
+        LoaderEnvironment {
             ld_library_path: env.get("LD_LIBRARY_PATH").map(String::from),
             ld_preload: env.get("LD_PRELOAD").map(String::from),
             preload_file: host.read_string("/etc/ld.so.preload").ok().flatten(),

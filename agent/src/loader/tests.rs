@@ -65,8 +65,8 @@ fn entry(soname: &str, path: &str, hwcaps: Option<(&str, u64)>) -> CacheEntry {
     }
 }
 
-fn env(llp: Option<&str>, preload: Option<&str>, secure: bool) -> Environment {
-    Environment {
+fn env(llp: Option<&str>, preload: Option<&str>, secure: bool) -> LoaderEnvironment {
+    LoaderEnvironment {
         ld_library_path: llp.map(String::from),
         ld_preload: preload.map(String::from),
         preload_file: None,
@@ -77,7 +77,7 @@ fn env(llp: Option<&str>, preload: Option<&str>, secure: bool) -> Environment {
 
 fn open(
     fs: &Fake,
-    env: &Environment,
+    env: &LoaderEnvironment,
     cache: &[CacheEntry],
     name: &str,
 ) -> Result<Loaded, LoadError> {

@@ -23,7 +23,7 @@
 //!    sub-libraries (ops, cnn, adv) load only when that API is used, so they
 //!    are not predicted.
 
-use super::{Environment, LoadError, LoadRule, Process, Rules, Target};
+use super::{LoadError, LoadRule, LoaderEnvironment, Process, Rules, Target};
 use crate::host::{EntryKind, Host};
 use crate::parse::ld_cache::CacheEntry;
 use crate::parse::torch_init::{self, TorchPreload};
@@ -66,7 +66,7 @@ pub const CUDNN9_CHAIN: &[(&str, &[&str])] = &[
 pub fn torch_process<'a>(
     host: &'a Host,
     target: &'a Target,
-    env: &'a Environment,
+    env: &'a LoaderEnvironment,
     cache: &'a [CacheEntry],
     python: Option<&str>,
     site: &str,

@@ -155,10 +155,9 @@ pub(super) fn run_gpu(
         g.smoke.push(s);
     }
     // The same kernels JIT-compiled from the low-ISA PTX, when this device can.
-    if let Some(low) = k::images()
-        .iter()
-        .find(|i| i.kind == k::ImageKind::Ptx && i.ptx_isa == Some(k::LOW_PTX_ISA) && i.cc() <= cc)
-    {
+    if let Some(low) = k::images().iter().find(|i| {
+        i.kind == k::ProbeImageKind::Ptx && i.ptx_isa == Some(k::LOW_PTX_ISA) && i.cc() <= cc
+    }) {
         let r = stage(g, "smoke_low_isa_ptx", |_| {
             let m = dev
                 .ctx

@@ -3,7 +3,7 @@
 //! and the verdict rules reproduce every recorded module-load result and the
 //! recorded torch verdict.
 
-use super::verdict::{self, image_from_target, predict_standalone, Outcome};
+use super::verdict::{self, image_from_target, predict_standalone, ImageOutcome};
 use super::{ProbeReport, PROBE_REPORT_VERSION};
 use crate::fatbin::{ArchVariant, FatbinImage, ImageKind};
 
@@ -17,12 +17,15 @@ fn reports() -> Vec<ProbeReport> {
         .collect()
 }
 
-fn row_image(kind: &str, arch: u32, isa: Option<(u32, u32)>) -> FatbinImage {
+fn row_image(
+    kind: gpukb_kernels::ProbeImageKind,
+    arch: u32,
+    isa: Option<(u32, u32)>,
+) -> FatbinImage {
     FatbinImage {
-        kind: if kind == "ptx" {
-            ImageKind::Ptx
-        } else {
-            ImageKind::Sass
+        kind: match kind {
+            gpukb_kernels::ProbeImageKind::Ptx => ImageKind::Ptx,
+            gpukb_kernels::ProbeImageKind::Cubin => ImageKind::Sass,
         },
         arch,
         variant: ArchVariant::Plain,
@@ -57,7 +60,7 @@ fn rules_reproduce_every_recorded_load_result() {
             assert!(g.rules_agree_with_loads);
             assert_eq!(g.module_loads.len(), gpukb_kernels::images().len());
             for m in &g.module_loads {
-                let img = row_image(&m.kind, m.arch, m.ptx_isa);
+                let img = row_image(m.kind, m.arch, m.ptx_isa);
                 assert_eq!(
                     predict_standalone(g.cc, r.driver_cuda_version, &img),
                     m.code,
@@ -140,7 +143,7 @@ fn recorded_torch_verdict_is_what_the_rules_decide() {
         .collect();
     let v = verdict::decide(g.cc, r.driver_cuda_version, &images);
     assert_eq!(v, torch.verdict);
-    assert_eq!(v.outcome, Outcome::Sass);
+    assert_eq!(v.outcome, ImageOutcome::Sass);
     assert_eq!(v.image.as_deref(), Some("sm_90"));
     // And the same library on other GPUs, under the same driver.
     assert_eq!(verdict::decide((7, 0), 13000, &images).expected_code, 209);

@@ -5,15 +5,15 @@
 use super::verdict::predict_standalone;
 use super::{ffi, guard, ModuleLoad, ProbeError};
 use crate::fatbin::{ArchVariant, FatbinImage, ImageKind};
-use gpukb_kernels::{Image, ImageKind as KImageKind, KERNELS};
+use gpukb_kernels::{Image, ProbeImageKind, KERNELS};
 use std::time::Instant;
 
 /// The embedded image as a fatbin image, for the verdict rules.
 pub(super) fn as_fatbin_image(img: &Image) -> FatbinImage {
     let (kind, version) = match (img.kind, img.ptx_isa) {
-        (KImageKind::Ptx, Some((a, b))) => (ImageKind::Ptx, (a as u16, b as u16)),
-        (KImageKind::Ptx, None) => (ImageKind::Ptx, (0, 0)),
-        (KImageKind::Cubin, _) => (ImageKind::Sass, (0, 0)),
+        (ProbeImageKind::Ptx, Some((a, b))) => (ImageKind::Ptx, (a as u16, b as u16)),
+        (ProbeImageKind::Ptx, None) => (ImageKind::Ptx, (0, 0)),
+        (ProbeImageKind::Cubin, _) => (ImageKind::Sass, (0, 0)),
     };
     FatbinImage {
         kind,
@@ -27,7 +27,7 @@ pub(super) fn as_fatbin_image(img: &Image) -> FatbinImage {
 /// The bytes `cuModuleLoadData` takes: a cubin as is, PTX with a trailing NUL.
 pub(super) fn load_bytes(img: &Image) -> Vec<u8> {
     let mut v = img.bytes.to_vec();
-    if img.kind == KImageKind::Ptx {
+    if img.kind == ProbeImageKind::Ptx {
         v.push(0);
     }
     v
@@ -50,16 +50,13 @@ pub(super) fn load_all(cc: (u32, u32), driver: u32) -> Result<Vec<ModuleLoad>, P
             let _ = guard("cuModuleUnload", || ffi::unload(m));
         }
         let target = match img.kind {
-            KImageKind::Cubin => format!("sm_{}", img.arch),
-            KImageKind::Ptx => format!("compute_{}", img.arch),
+            ProbeImageKind::Cubin => format!("sm_{}", img.arch),
+            ProbeImageKind::Ptx => format!("compute_{}", img.arch),
         };
         rows.push(ModuleLoad {
             image: img.name.to_string(),
             target,
-            kind: match img.kind {
-                KImageKind::Cubin => "cubin".into(),
-                KImageKind::Ptx => "ptx".into(),
-            },
+            kind: img.kind,
             arch: img.arch,
             ptx_isa: img.ptx_isa,
             code: out.code,

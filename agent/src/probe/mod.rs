@@ -28,7 +28,7 @@ use crate::fatbin::FatbinImage;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-pub use verdict::{Outcome, Verdict};
+pub use verdict::{ImageOutcome, ImageVerdict};
 
 /// Version of the [`ProbeReport`] JSON layout.
 pub const PROBE_REPORT_VERSION: u32 = 1;
@@ -184,7 +184,8 @@ pub struct ModuleLoad {
     /// `sm_90` or `compute_80`.
     pub target: String,
     /// `cubin` or `ptx`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: gpukb_kernels::ProbeImageKind,
     pub arch: u32,
     /// PTX ISA `.version` for PTX.
     pub ptx_isa: Option<(u32, u32)>,
@@ -232,7 +233,7 @@ pub struct FrameworkVerdict {
     pub path: String,
     /// Distinct targets in the library, e.g. `sm_80`, `compute_90`.
     pub targets: Vec<String>,
-    pub verdict: Verdict,
+    pub verdict: ImageVerdict,
 }
 
 /// A measured rate beside what it should be.
@@ -424,7 +425,7 @@ impl ProbeReport {
 pub fn reverdict(
     report: &ProbeReport,
     frameworks: &[FrameworkInput],
-) -> Vec<(usize, String, Verdict)> {
+) -> Vec<(usize, String, ImageVerdict)> {
     let mut out = Vec::new();
     for g in &report.gpus {
         for f in frameworks {

@@ -91,7 +91,7 @@ pub fn decide(f: &GpuFacts) -> Decision {
 /// How a canary on one GPU ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
+pub enum CanaryOutcome {
     /// The kernel ran and the result matched the host's.
     Passed { seconds: f64, image: String },
     /// A CUDA call failed, hung past its deadline, or the result was wrong.
@@ -108,18 +108,18 @@ pub enum Outcome {
     Skipped { reason: String, detail: String },
 }
 
-impl Outcome {
+impl CanaryOutcome {
     /// One line for the history (`after` of an event) and the log.
     pub fn line(&self) -> String {
         match self {
-            Outcome::Passed { image, .. } => format!("passed ({image})"),
-            Outcome::Failed {
+            CanaryOutcome::Passed { image, .. } => format!("passed ({image})"),
+            CanaryOutcome::Failed {
                 call, code, name, ..
             } => match code {
                 Some(c) => format!("failed: {call} returned {c} {name}"),
                 None => format!("failed: {call}: {name}"),
             },
-            Outcome::Skipped { reason, detail } => format!("skipped ({reason}): {detail}"),
+            CanaryOutcome::Skipped { reason, detail } => format!("skipped ({reason}): {detail}"),
         }
     }
 }
@@ -132,7 +132,7 @@ pub struct CanaryResult {
     pub model: String,
     /// Unix seconds.
     pub at: i64,
-    pub outcome: Outcome,
+    pub outcome: CanaryOutcome,
 }
 
 /// The newest canary results, or why there are none (no NVML).
@@ -157,7 +157,7 @@ pub fn child_result_line(report: &ChildReport) -> String {
 
 /// Runs the canary for one GPU.
 pub trait Launcher {
-    fn launch(&self, gpu: &GpuFacts) -> Outcome;
+    fn launch(&self, gpu: &GpuFacts) -> CanaryOutcome;
 }
 
 /// Runs `program args...` as the canary child with `CUDA_VISIBLE_DEVICES` set
@@ -174,9 +174,9 @@ impl Launcher for ChildLauncher {
     // output at the end; the canary needs each announced step under its own
     // deadline, read as it comes.
     #[allow(clippy::disallowed_methods)]
-    fn launch(&self, gpu: &GpuFacts) -> Outcome {
+    fn launch(&self, gpu: &GpuFacts) -> CanaryOutcome {
         let t0 = Instant::now();
-        let failed = |call: &str, code: Option<u32>, name: String| Outcome::Failed {
+        let failed = |call: &str, code: Option<u32>, name: String| CanaryOutcome::Failed {
             seconds: t0.elapsed().as_secs_f64(),
             call: call.to_string(),
             code,
@@ -253,7 +253,7 @@ impl Launcher for ChildLauncher {
         let status = child.wait();
         let _ = reader.join();
         match report {
-            Some(ChildReport::Ran(run)) if run.ok => Outcome::Passed {
+            Some(ChildReport::Ran(run)) if run.ok => CanaryOutcome::Passed {
                 seconds: t0.elapsed().as_secs_f64(),
                 image: run.image,
             },
@@ -299,7 +299,7 @@ pub fn run_all(
             };
             let outcome = match decision {
                 Decision::Run => launcher.launch(g),
-                Decision::Skip(s) => Outcome::Skipped {
+                Decision::Skip(s) => CanaryOutcome::Skipped {
                     reason: s.reason.to_string(),
                     detail: s.detail,
                 },
@@ -326,7 +326,7 @@ pub fn event_what(r: &CanaryResult) -> String {
 pub fn event_of(
     r: &CanaryResult,
     last_after: Option<&str>,
-    meaning: &dyn Fn(&Outcome) -> String,
+    meaning: &dyn Fn(&CanaryOutcome) -> String,
 ) -> Option<crate::store::Event> {
     let after = r.outcome.line();
     let make = |before: Option<String>| crate::store::Event {
@@ -339,12 +339,12 @@ pub fn event_of(
         meaning: meaning(&r.outcome),
     };
     match (&r.outcome, last_after) {
-        (Outcome::Skipped { .. }, _) => None,
-        (Outcome::Failed { .. }, Some(l)) if l == after => None,
-        (Outcome::Failed { .. }, l) => Some(make(l.map(str::to_string))),
-        (Outcome::Passed { .. }, Some(l)) if l.starts_with("failed") => {
+        (CanaryOutcome::Skipped { .. }, _) => None,
+        (CanaryOutcome::Failed { .. }, Some(l)) if l == after => None,
+        (CanaryOutcome::Failed { .. }, l) => Some(make(l.map(str::to_string))),
+        (CanaryOutcome::Passed { .. }, Some(l)) if l.starts_with("failed") => {
             Some(make(Some(l.to_string())))
         }
-        (Outcome::Passed { .. }, _) => None,
+        (CanaryOutcome::Passed { .. }, _) => None,
     }
 }

@@ -12,13 +12,14 @@ pub use crate::canary::CanaryStatus;
 use crate::canary::{self as canary_mod, CanaryResult, Launcher};
 use crate::diff::{self, Change, Side};
 use crate::kernel_log;
-use crate::metrics::{self, Inputs};
+use crate::metrics::{self, ExpositionInputs};
 use crate::snapshot::{self, Snapshot};
 use crate::store::{Event, KernelCount, KernelRow, Store};
 use crate::telemetry::{NvmlSampler, Telemetry};
 use crate::xid_policy::{self, EventView, HardwareVerdict};
 use crate::MonitorError;
 use gpukb_agent::host::{Host, Mode};
+use gpukb_facts::fingerprint::KernelEventKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// Where kernel-log records come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KernelLog {
+pub enum KernelLogSource {
     /// `/dev/kmsg`, else `journalctl -k` (live machines only).
     System,
     /// A file of recorded `/dev/kmsg` lines.
@@ -44,7 +45,7 @@ pub struct Config {
     pub keep: Duration,
     /// Retention: the history's live data stay under this many bytes.
     pub max_db_bytes: u64,
-    pub kernel_log: KernelLog,
+    pub kernel_log: KernelLogSource,
     /// The boot id to file kernel events under (default: the host's).
     pub boot_id: Option<String>,
     /// How the machine is named in the diagnosis.
@@ -183,7 +184,7 @@ impl Agent {
 
     /// Reads the kernel log and stores the NVIDIA events not stored yet.
     fn kernel_pass(&mut self, now: i64) -> Result<Vec<KernelRow>, MonitorError> {
-        if self.cfg.kernel_log == KernelLog::Off {
+        if self.cfg.kernel_log == KernelLogSource::Off {
             return Ok(Vec::new());
         }
         let records = read_records(&self.cfg.kernel_log, &self.host)?;
@@ -194,7 +195,7 @@ impl Agent {
                 boot_id: self.boot_id.clone(),
                 seq: r.seq,
                 at: boot + (r.ts_usec / 1_000_000) as i64,
-                kind: n.kind.to_string(),
+                kind: n.kind,
                 code: n.code,
                 gpu: n.gpu,
                 message: r.message.chars().take(500).collect(),
@@ -308,7 +309,7 @@ impl Agent {
         let kernel = self.kernel_counts()?;
         let hardware = self.hardware()?;
         let changes = self.store.counters("stack_change:")?;
-        Ok(metrics::build(&Inputs {
+        Ok(metrics::build(&ExpositionInputs {
             version: VERSION,
             kb_as_of: gpukb_facts::select::TORCH_BUILDS_AS_OF,
             snapshot: snap,
@@ -364,14 +365,14 @@ impl Agent {
 /// The kernel log's records from `source` (none when it is off): `/dev/kmsg`
 /// (else `journalctl -k`) on a live machine, or a file of recorded lines.
 pub fn read_records(
-    source: &KernelLog,
+    source: &KernelLogSource,
     host: &Host,
 ) -> Result<Vec<kernel_log::Record>, MonitorError> {
     Ok(match source {
-        KernelLog::Off => Vec::new(),
-        KernelLog::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
+        KernelLogSource::Off => Vec::new(),
+        KernelLogSource::File(p) => kernel_log::read_kmsg(p, 1 << 20, Duration::from_secs(5))
             .map_err(MonitorError::Setup)?,
-        KernelLog::System => {
+        KernelLogSource::System => {
             if host.mode() != &Mode::Live {
                 return Err(MonitorError::Setup(
                     "the kernel log is read on live machines only (a capture does not record it)"
@@ -407,10 +408,10 @@ pub fn hardware_of_records(records: &[kernel_log::Record]) -> HardwareVerdict {
 
 /// What a kernel event means, from the KB's Xid table and linked entries.
 pub fn kernel_meaning(kb: &gpukb_kb::Kb, k: &KernelRow) -> String {
-    let code = match (k.kind.as_str(), k.code) {
-        ("xid", Some(c)) => Some(c),
-        ("fallen_off_bus", _) => Some(79),
-        ("gsp_timeout", _) => Some(119),
+    let code = match (k.kind, k.code) {
+        (KernelEventKind::Xid, Some(c)) => Some(c),
+        (KernelEventKind::FallenOffBus, _) => Some(79),
+        (KernelEventKind::GspTimeout, _) => Some(119),
         _ => None,
     };
     let Some(code) = code else {
@@ -439,11 +440,13 @@ pub fn kernel_meaning(kb: &gpukb_kb::Kb, k: &KernelRow) -> String {
 
 /// What a canary outcome means: a failure's CUresult explained by the KB's
 /// code table, with what to do.
-pub fn canary_meaning(kb: &gpukb_kb::Kb, o: &canary_mod::Outcome) -> String {
+pub fn canary_meaning(kb: &gpukb_kb::Kb, o: &canary_mod::CanaryOutcome) -> String {
     match o {
-        canary_mod::Outcome::Passed { .. } => "the GPU runs a kernel and copies data again".into(),
-        canary_mod::Outcome::Skipped { detail, .. } => detail.clone(),
-        canary_mod::Outcome::Failed {
+        canary_mod::CanaryOutcome::Passed { .. } => {
+            "the GPU runs a kernel and copies data again".into()
+        }
+        canary_mod::CanaryOutcome::Skipped { detail, .. } => detail.clone(),
+        canary_mod::CanaryOutcome::Failed {
             code, name, call, ..
         } => {
             let explained = code
@@ -515,8 +518,8 @@ pub fn stamps(paths: &[PathBuf]) -> Stamps {
         .collect()
 }
 
-/// Signals the daemon reacts to.
-pub struct Signals {
+/// The flags the daemon's signal handlers set (SIGTERM/SIGINT: stop; SIGHUP: reopen).
+pub struct SignalFlags {
     pub stop: &'static AtomicBool,
     pub hup: &'static AtomicU32,
 }
@@ -533,7 +536,7 @@ extern "C" fn on_hup(_: libc::c_int) {
 }
 
 /// Installs SIGTERM/SIGINT (stop) and SIGHUP (reopen) handlers.
-pub fn install_signals() -> Result<Signals, MonitorError> {
+pub fn install_signals() -> Result<SignalFlags, MonitorError> {
     fn install(sig: libc::c_int, f: extern "C" fn(libc::c_int)) -> Result<(), MonitorError> {
         // SAFETY: a zeroed sigaction with a handler that only touches atomics
         // (async-signal-safe); SA_RESTART keeps blocking reads going.
@@ -553,7 +556,7 @@ pub fn install_signals() -> Result<Signals, MonitorError> {
     install(libc::SIGTERM, on_stop)?;
     install(libc::SIGINT, on_stop)?;
     install(libc::SIGHUP, on_hup)?;
-    Ok(Signals {
+    Ok(SignalFlags {
         stop: &STOP,
         hup: &HUP,
     })
@@ -580,7 +583,7 @@ impl Agent {
     /// The daemon: runs until SIGTERM/SIGINT. `shared` feeds `--listen`.
     pub fn run(
         &mut self,
-        signals: &Signals,
+        signals: &SignalFlags,
         shared: &Arc<Mutex<Shared>>,
         log: &dyn Log,
     ) -> Result<(), MonitorError> {
@@ -656,7 +659,7 @@ impl Agent {
                     canary = self.canary_pass(&mut sampler, last.as_ref())?;
                     if let Some(Ok(results)) = &canary {
                         for r in results {
-                            if let canary_mod::Outcome::Failed { .. } = r.outcome {
+                            if let canary_mod::CanaryOutcome::Failed { .. } = r.outcome {
                                 log.line(&format!(
                                     "canary on GPU {} ({}): {}",
                                     r.index,

@@ -13,8 +13,8 @@
 //! is left out and `gpukb_metric_supported{metric,gpu,reason} 0` says so;
 //! it is never exported as 0.
 
-use crate::canary::{CanaryResult, CanaryStatus, Outcome};
-pub use crate::model::Kind;
+use crate::canary::{CanaryOutcome, CanaryResult, CanaryStatus};
+pub use crate::model::MetricType;
 use crate::model::{Reading, Telemetry};
 use crate::snapshot::Snapshot;
 use crate::store::KernelCount;
@@ -29,7 +29,7 @@ use std::path::Path;
 pub struct Family {
     pub name: String,
     pub help: String,
-    pub kind: Kind,
+    pub kind: MetricType,
     pub samples: Vec<(Vec<(String, String)>, f64)>,
 }
 
@@ -103,7 +103,7 @@ pub fn format_value(v: f64) -> String {
 impl Exposition {
     /// The family `name` (created on first use). Panics on an invalid name:
     /// names are constants of this crate.
-    pub fn family(&mut self, name: &str, help: &str, kind: Kind) -> &mut Family {
+    pub fn family(&mut self, name: &str, help: &str, kind: MetricType) -> &mut Family {
         assert!(
             valid_metric_name(name) && name.starts_with("gpukb_"),
             "metric name {name}"
@@ -132,8 +132,8 @@ impl Exposition {
         for f in self.families.iter().filter(|f| !f.samples.is_empty()) {
             let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(&f.help));
             let kind = match f.kind {
-                Kind::Gauge => "gauge",
-                Kind::Counter => "counter",
+                MetricType::Gauge => "gauge",
+                MetricType::Counter => "counter",
             };
             let _ = writeln!(out, "# TYPE {} {kind}", f.name);
             let mut seen = std::collections::BTreeSet::new();
@@ -163,7 +163,7 @@ impl Exposition {
 }
 
 /// Everything one exposition is built from.
-pub struct Inputs<'a> {
+pub struct ExpositionInputs<'a> {
     /// gpukb's version.
     pub version: &'a str,
     /// The date the compatibility tables the diagnosis uses are current as of.
@@ -195,12 +195,12 @@ pub fn health_value(v: Verdict) -> f64 {
 }
 
 /// The agent's metrics.
-pub fn build(i: &Inputs<'_>) -> Exposition {
+pub fn build(i: &ExpositionInputs<'_>) -> Exposition {
     let mut e = Exposition::default();
     e.family(
         "gpukb_info",
         "gpukb's version and the as-of date of its compatibility tables.",
-        Kind::Gauge,
+        MetricType::Gauge,
     )
     .add(&[("version", i.version), ("kb_as_of", i.kb_as_of)], 1.0);
     if let Some(s) = i.snapshot {
@@ -214,7 +214,7 @@ pub fn build(i: &Inputs<'_>) -> Exposition {
     let f = e.family(
         "gpukb_stack_change_total",
         "Stack changes seen between snapshots, by fact (driver.version, python.torch.version ...).",
-        Kind::Counter,
+        MetricType::Counter,
     );
     for (what, n) in i.stack_changes {
         f.add(&[("what", what)], *n as f64);
@@ -237,13 +237,13 @@ fn health_families(e: &mut Exposition, s: &Snapshot, hardware: Option<&HardwareV
     e.family(
         "gpukb_health",
         "The node's verdict over the stack (the doctor's) and the hardware (kernel-log events by the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
-        Kind::Gauge,
+        MetricType::Gauge,
     )
     .add(&[], health_value(node));
     let layer = e.family(
         "gpukb_health_layer",
         "The verdict of one layer: stack (the doctor's) or hardware (the Xid policy): 0 ok, 1 warning, 2 failure, 3 unknown.",
-        Kind::Gauge,
+        MetricType::Gauge,
     );
     layer.add(&[("layer", "stack")], health_value(d.verdict));
     if let Some(h) = hardware {
@@ -255,7 +255,7 @@ fn health_families(e: &mut Exposition, s: &Snapshot, hardware: Option<&HardwareV
     let f = e.family(
         "gpukb_root_cause_info",
         "A root cause the doctor found (1 while it holds), by category and chain layer.",
-        Kind::Gauge,
+        MetricType::Gauge,
     );
     for r in d
         .findings
@@ -279,7 +279,7 @@ fn snapshot_families(e: &mut Exposition, s: &Snapshot) {
     e.family(
         "gpukb_last_snapshot_timestamp_seconds",
         "When the newest stack snapshot was taken (Unix time).",
-        Kind::Gauge,
+        MetricType::Gauge,
     )
     .add(&[], s.at as f64);
     if let Some(pm) = s
@@ -292,7 +292,7 @@ fn snapshot_families(e: &mut Exposition, s: &Snapshot) {
             e.family(
                 "gpukb_nvpmodel_mode",
                 "The Jetson's active nvpmodel power mode id, with its name.",
-                Kind::Gauge,
+                MetricType::Gauge,
             )
             .add(&[("name", pm.name.as_deref().unwrap_or(""))], f64::from(id));
         }
@@ -301,7 +301,7 @@ fn snapshot_families(e: &mut Exposition, s: &Snapshot) {
         let f = e.family(
             "gpukb_gpu_info",
             "One per GPU the stack snapshot saw, with its driver version.",
-            Kind::Gauge,
+            MetricType::Gauge,
         );
         for g in &nvml.gpus {
             f.add(
@@ -322,7 +322,7 @@ fn kernel_families(e: &mut Exposition, kernel: &[KernelCount]) {
     let f = e.family(
         "gpukb_xid_total",
         "NVRM Xid events in the kernel log of this boot, by GPU (PCI address) and Xid; a reboot resets it.",
-        Kind::Counter,
+        MetricType::Counter,
     );
     for k in kernel.iter().filter(|k| k.kind == "xid") {
         let code = k.code.map(|c| c.to_string()).unwrap_or_default();
@@ -331,7 +331,7 @@ fn kernel_families(e: &mut Exposition, kernel: &[KernelCount]) {
     let f = e.family(
         "gpukb_kernel_event_total",
         "NVIDIA kernel-log events of this boot other than Xid (sxid, fallen_off_bus, gsp_timeout); a reboot resets it.",
-        Kind::Counter,
+        MetricType::Counter,
     );
     for k in kernel.iter().filter(|k| k.kind != "xid") {
         let code = k.code.map(|c| c.to_string()).unwrap_or_default();
@@ -344,11 +344,11 @@ fn kernel_families(e: &mut Exposition, kernel: &[KernelCount]) {
 
 /// `gpukb_metric_supported`: 0, with the reason, for each metric that cannot be read here
 /// (the canary, the kernel log, a board reading, telemetry as a whole or one GPU's value).
-fn supported_family(e: &mut Exposition, i: &Inputs<'_>) {
+fn supported_family(e: &mut Exposition, i: &ExpositionInputs<'_>) {
     let sup = e.family(
         "gpukb_metric_supported",
         "0 when a metric cannot be read on this platform (it is then left out, not exported as 0), with the reason.",
-        Kind::Gauge,
+        MetricType::Gauge,
     );
     if let Some(Err(why)) = i.canary {
         sup.add(
@@ -427,7 +427,8 @@ fn telemetry_families(e: &mut Exposition, t: &Telemetry) {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
-            e.family(x.metric, x.help, Kind::Gauge).add(&labels, v);
+            e.family(x.metric, x.help, MetricType::Gauge)
+                .add(&labels, v);
         }
     }
     let Ok(gpus) = &t.gpus else { return };
@@ -447,7 +448,7 @@ fn telemetry_families(e: &mut Exposition, t: &Telemetry) {
             e.family(
                 "gpukb_gpu_unresponsive",
                 "1 when an NVML call on this GPU did not answer within its deadline (not retried until the next stack snapshot).",
-                Kind::Gauge,
+                MetricType::Gauge,
             )
             .add(&[labels[0], labels[1], labels[2], ("reason", unresponsive)], 1.0);
         }
@@ -468,36 +469,38 @@ fn canary_families(e: &mut Exposition, results: &[CanaryResult]) {
         let ok = "1 when the canary (a context, a small kernel and a host<->device copy, verified) passed on this GPU, 0 when it failed.";
         let secs = "How long the newest canary took on this GPU (s).";
         match &r.outcome {
-            Outcome::Passed { seconds, .. } => {
-                e.family("gpukb_canary_ok", ok, Kind::Gauge).add(&id, 1.0);
-                e.family("gpukb_canary_seconds", secs, Kind::Gauge)
+            CanaryOutcome::Passed { seconds, .. } => {
+                e.family("gpukb_canary_ok", ok, MetricType::Gauge)
+                    .add(&id, 1.0);
+                e.family("gpukb_canary_seconds", secs, MetricType::Gauge)
                     .add(&id, *seconds);
             }
-            Outcome::Failed {
+            CanaryOutcome::Failed {
                 seconds,
                 call,
                 code,
                 name,
             } => {
-                e.family("gpukb_canary_ok", ok, Kind::Gauge).add(&id, 0.0);
-                e.family("gpukb_canary_seconds", secs, Kind::Gauge)
+                e.family("gpukb_canary_ok", ok, MetricType::Gauge)
+                    .add(&id, 0.0);
+                e.family("gpukb_canary_seconds", secs, MetricType::Gauge)
                     .add(&id, *seconds);
                 let code = code.map(|c| c.to_string()).unwrap_or_default();
                 e.family(
                     "gpukb_canary_failure_info",
                     "The CUDA call the newest canary failed at, with its CUresult (code empty for a hang or a wrong result).",
-                    Kind::Gauge,
+                    MetricType::Gauge,
                 )
                 .add(
                     &[id[0], id[1], id[2], ("call", call), ("code", &code), ("name", name)],
                     1.0,
                 );
             }
-            Outcome::Skipped { reason, .. } => {
+            CanaryOutcome::Skipped { reason, .. } => {
                 e.family(
                     "gpukb_canary_skipped",
                     "1 when the canary left this GPU alone, with the reason (exclusive_compute_mode, compute_prohibited, mig_enabled, compute_processes_running, facts_unreadable, gpu_unresponsive, driver_upgrade_pending).",
-                    Kind::Gauge,
+                    MetricType::Gauge,
                 )
                 .add(&[id[0], id[1], id[2], ("reason", reason)], 1.0);
             }

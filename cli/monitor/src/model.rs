@@ -2,14 +2,14 @@
 //! telemetry sample ([`Telemetry`], per GPU [`GpuSample`], board-level
 //! [`Extra`]) that the NVML sampler and the Jetson reader produce and the
 //! exporter and the daemon read; what NVML says about a GPU for the canary
-//! ([`GpuFacts`], [`ComputeMode`]); and the metric type ([`Kind`]). It
+//! ([`GpuFacts`], [`ComputeMode`]); and the metric type ([`MetricType`]). It
 //! depends on no other module of the crate, so that every module can use it.
 
 use serde::{Deserialize, Serialize};
 
 /// The metric type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MetricType {
     Gauge,
     Counter,
 }
@@ -87,8 +87,8 @@ impl Metric {
             Metric::ClockThrottleReasons => "Clock throttle reasons bitmask (nvmlClocksEventReasons), as DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.",
         }
     }
-    pub fn kind(self) -> Kind {
-        Kind::Gauge
+    pub fn kind(self) -> MetricType {
+        MetricType::Gauge
     }
 }
 

@@ -4,7 +4,7 @@
 //! answer is a verdict and one sentence; the caller maps the verdict to NPD's
 //! exit status and prints the line.
 
-use crate::daemon::{self, KernelLog};
+use crate::daemon::{self, KernelLogSource};
 use crate::snapshot;
 use crate::xid_policy::Level;
 use crate::MonitorError;
@@ -31,8 +31,8 @@ fn answer(verdict: Verdict, text: impl Into<String>) -> Answer {
 /// The `hardware` rule: every Xid/SXid event of the kernel log's ring buffer
 /// (this boot's) by the Xid policy; no acknowledgement applies. Unknown when
 /// the kernel log is not read.
-pub fn hardware(source: &KernelLog, host: &Host) -> Result<Answer, MonitorError> {
-    if source == &KernelLog::Off {
+pub fn hardware(source: &KernelLogSource, host: &Host) -> Result<Answer, MonitorError> {
+    if source == &KernelLogSource::Off {
         return Ok(answer(
             Verdict::Unknown,
             "the kernel log is not read (--kernel-log off, or a recording)",

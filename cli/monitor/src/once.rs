@@ -6,7 +6,7 @@
 //! the files the user named, renders [`Found`] and picks the exit code
 //! ([`fails_on`] says whether `--fail-on` levels are met).
 
-use crate::daemon::{Agent, CanaryStatus, Config, KernelLog, Pass};
+use crate::daemon::{Agent, CanaryStatus, Config, KernelLogSource, Pass};
 use crate::snapshot::{self, Snapshot};
 use crate::store::KernelRow;
 use crate::telemetry::{NvmlSampler, Telemetry};
@@ -19,17 +19,17 @@ use gpukb_facts::{Fingerprint, Observed};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-impl KernelLog {
+impl KernelLogSource {
     /// The source `--kernel-log FLAG` names: `system` (this machine's log,
     /// not read when the stack comes from elsewhere: `offline` for a capture,
     /// a copied root or a fingerprint file), `off`, or a file of recorded
     /// `/dev/kmsg` lines.
-    pub fn from_flag(flag: &str, offline: bool) -> KernelLog {
+    pub fn from_flag(flag: &str, offline: bool) -> KernelLogSource {
         match flag {
-            "system" if offline => KernelLog::Off,
-            "system" => KernelLog::System,
-            "off" => KernelLog::Off,
-            f => KernelLog::File(PathBuf::from(f)),
+            "system" if offline => KernelLogSource::Off,
+            "system" => KernelLogSource::System,
+            "off" => KernelLogSource::Off,
+            f => KernelLogSource::File(PathBuf::from(f)),
         }
     }
 }
@@ -212,7 +212,7 @@ impl Once {
 fn event_view(k: &KernelRow) -> EventView {
     EventView {
         event_id: None,
-        kind: k.kind.clone(),
+        kind: k.kind.to_string(),
         code: k.code,
         gpu: k.gpu.clone(),
         message: k.message.clone(),
@@ -249,12 +249,21 @@ mod tests {
 
     #[test]
     fn the_system_log_is_not_read_for_another_machine() {
-        assert_eq!(KernelLog::from_flag("system", true), KernelLog::Off);
-        assert_eq!(KernelLog::from_flag("system", false), KernelLog::System);
-        assert_eq!(KernelLog::from_flag("off", false), KernelLog::Off);
         assert_eq!(
-            KernelLog::from_flag("kmsg.txt", true),
-            KernelLog::File(PathBuf::from("kmsg.txt"))
+            KernelLogSource::from_flag("system", true),
+            KernelLogSource::Off
+        );
+        assert_eq!(
+            KernelLogSource::from_flag("system", false),
+            KernelLogSource::System
+        );
+        assert_eq!(
+            KernelLogSource::from_flag("off", false),
+            KernelLogSource::Off
+        );
+        assert_eq!(
+            KernelLogSource::from_flag("kmsg.txt", true),
+            KernelLogSource::File(PathBuf::from("kmsg.txt"))
         );
     }
 }

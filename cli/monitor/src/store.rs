@@ -171,7 +171,7 @@ pub struct KernelRow {
     pub seq: u64,
     pub at: i64,
     /// `xid`, `sxid`, `fallen_off_bus`, `gsp_timeout`.
-    pub kind: String,
+    pub kind: gpukb_facts::fingerprint::KernelEventKind,
     pub code: Option<u32>,
     /// PCI address as the driver printed it, or `unknown`.
     pub gpu: String,
@@ -542,7 +542,7 @@ impl Store {
             let n = tx
                 .execute(
                     "INSERT OR IGNORE INTO kernel_events(boot_id, seq, at, kind, code, gpu, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![k.boot_id, k.seq as i64, k.at, k.kind, k.code, k.gpu, k.message],
+                    params![k.boot_id, k.seq as i64, k.at, k.kind.as_str(), k.code, k.gpu, k.message],
                 )
                 .map_err(e)?;
             if n == 0 {
@@ -553,7 +553,7 @@ impl Store {
             let earlier: i64 = tx
                 .query_row(
                     "SELECT count(DISTINCT boot_id) FROM kernel_events WHERE kind = ?1 AND code IS ?2 AND gpu = ?3 AND boot_id != ?4",
-                    params![k.kind, k.code, k.gpu, k.boot_id],
+                    params![k.kind.as_str(), k.code, k.gpu, k.boot_id],
                     |r| r.get(0),
                 )
                 .map_err(e)?;

@@ -258,12 +258,13 @@ pub fn judge_event(e: &EventView) -> Judged {
 pub struct HardwareVerdict {
     pub level: Level,
     /// The events that set the level (failures first), each with its id.
-    pub reasons: Vec<Reason>,
+    pub reasons: Vec<HardwareReason>,
 }
 
 /// One reason of a hardware verdict.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct Reason {
+#[schemars(rename = "Reason")]
+pub struct HardwareReason {
     pub level: Level,
     pub class: String,
     pub text: String,
@@ -285,7 +286,7 @@ pub fn judge_boot_with_history(
     events: &[EventView],
     earlier: &[(String, Option<u32>, String)],
 ) -> HardwareVerdict {
-    let mut reasons: Vec<Reason> = Vec::new();
+    let mut reasons: Vec<HardwareReason> = Vec::new();
     let mut app: BTreeMap<&str, (u64, Option<i64>)> = BTreeMap::new();
     for e in events {
         let mut j = judge_event(e);
@@ -306,7 +307,7 @@ pub fn judge_boot_with_history(
             a.1 = e.event_id;
         }
         if j.level > Level::Ok && !reasons.iter().any(|r| r.text == j.reason) {
-            reasons.push(Reason {
+            reasons.push(HardwareReason {
                 level: j.level,
                 class: j.class,
                 text: j.reason,
@@ -316,7 +317,7 @@ pub fn judge_boot_with_history(
     }
     for (gpu, (n, id)) in app {
         if n >= REPEATED_APPLICATION {
-            reasons.push(Reason {
+            reasons.push(HardwareReason {
                 level: Level::Warning,
                 class: "application".into(),
                 text: format!("{n} application-class Xids on {gpu} this boot"),

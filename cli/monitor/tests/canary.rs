@@ -8,10 +8,10 @@
 
 use gpukb_agent::host::Host;
 use gpukb_monitor::canary::{
-    decide, run_all, CanaryResult, ChildLauncher, ComputeMode, Decision, GpuFacts, Launcher,
-    Outcome,
+    decide, run_all, CanaryOutcome, CanaryResult, ChildLauncher, ComputeMode, Decision, GpuFacts,
+    Launcher,
 };
-use gpukb_monitor::daemon::{Agent, Config, KernelLog};
+use gpukb_monitor::daemon::{Agent, Config, KernelLogSource};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -217,7 +217,7 @@ echo 'result {"kind":"ran","image":"gpukb_probe.sm_90.cubin","max_rel_err":0.0,"
         Duration::from_secs(5),
     );
     match ok.launch(&gpu) {
-        Outcome::Passed { image, .. } => assert_eq!(image, "gpukb_probe.sm_90.cubin"),
+        CanaryOutcome::Passed { image, .. } => assert_eq!(image, "gpukb_probe.sm_90.cubin"),
         o => panic!("{o:?}"),
     }
     // A driver error keeps its call and CUresult.
@@ -229,7 +229,7 @@ echo 'result {"kind":"error","error":{"kind":"driver","call":"cuMemcpyDtoH","cod
         Duration::from_secs(5),
     );
     match err.launch(&gpu) {
-        Outcome::Failed {
+        CanaryOutcome::Failed {
             call, code, name, ..
         } => {
             assert_eq!(call, "cuMemcpyDtoH");
@@ -245,7 +245,7 @@ echo 'result {"kind":"error","error":{"kind":"driver","call":"cuMemcpyDtoH","cod
         Duration::from_secs(5),
     );
     assert!(
-        matches!(wrong.launch(&gpu), Outcome::Failed { ref call, .. } if call == "result check")
+        matches!(wrong.launch(&gpu), CanaryOutcome::Failed { ref call, .. } if call == "result check")
     );
     // A call that hangs is named, and the child is killed within the deadline.
     let hang = child(
@@ -255,7 +255,7 @@ echo 'result {"kind":"error","error":{"kind":"driver","call":"cuMemcpyDtoH","cod
     );
     let t = Instant::now();
     match hang.launch(&gpu) {
-        Outcome::Failed {
+        CanaryOutcome::Failed {
             call, code, name, ..
         } => {
             assert_eq!(call, "cuDevicePrimaryCtxRetain");
@@ -275,7 +275,7 @@ echo 'result {"kind":"error","error":{"kind":"driver","call":"cuMemcpyDtoH","cod
         Duration::from_secs(5),
     );
     match crash.launch(&gpu) {
-        Outcome::Failed { call, name, .. } => {
+        CanaryOutcome::Failed { call, name, .. } => {
             assert_eq!(call, "cuModuleLoadData");
             assert!(name.contains("without a result"), "{name}");
         }
@@ -288,14 +288,14 @@ echo 'result {"kind":"error","error":{"kind":"driver","call":"cuMemcpyDtoH","cod
         step_deadline: Duration::from_secs(1),
     };
     assert!(
-        matches!(missing.launch(&gpu), Outcome::Failed { ref call, .. } if call.contains("start"))
+        matches!(missing.launch(&gpu), CanaryOutcome::Failed { ref call, .. } if call.contains("start"))
     );
 }
 
 /// Plays back outcomes in order (the CUDA path cannot run here).
-struct Scripted(std::cell::RefCell<Vec<Outcome>>);
+struct Scripted(std::cell::RefCell<Vec<CanaryOutcome>>);
 impl Launcher for Scripted {
-    fn launch(&self, _: &GpuFacts) -> Outcome {
+    fn launch(&self, _: &GpuFacts) -> CanaryOutcome {
         self.0.borrow_mut().remove(0)
     }
 }
@@ -345,7 +345,7 @@ fn replayed_agent(dir: &Path) -> Agent {
         textfile: None,
         keep: Duration::from_secs(86400),
         max_db_bytes: 1 << 24,
-        kernel_log: KernelLog::Off,
+        kernel_log: KernelLogSource::Off,
         boot_id: Some("b".into()),
         input: "t".into(),
         settings: gpukb_agent::Settings {
@@ -425,11 +425,11 @@ fn failures_are_events_with_their_curesult_and_metrics_parse() {
         compute_processes: Ok(2),
         ..some_gpu()
     };
-    let passed = || Outcome::Passed {
+    let passed = || CanaryOutcome::Passed {
         seconds: 0.21,
         image: "gpukb_probe.sm_90.cubin".into(),
     };
-    let failed = || Outcome::Failed {
+    let failed = || CanaryOutcome::Failed {
         seconds: 0.4,
         call: "cuMemcpyDtoH".into(),
         code: Some(700),
@@ -495,6 +495,6 @@ fn a_pending_driver_upgrade_skips_every_gpu() {
     let script = Scripted(std::cell::RefCell::new(vec![]));
     let r = run_all(&[some_gpu()], &script, Some(&blocked), 0);
     assert!(
-        matches!(&r[0].outcome, Outcome::Skipped { reason, .. } if reason == "driver_upgrade_pending")
+        matches!(&r[0].outcome, CanaryOutcome::Skipped { reason, .. } if reason == "driver_upgrade_pending")
     );
 }

@@ -6,8 +6,8 @@
 #![allow(clippy::disallowed_methods)] // tests read fixtures
 
 use gpukb_agent::host::Host;
-use gpukb_monitor::daemon::{Agent, Config, KernelLog};
-use gpukb_monitor::metrics::{self, Exposition, Kind};
+use gpukb_monitor::daemon::{Agent, Config, KernelLogSource};
+use gpukb_monitor::metrics::{self, Exposition, MetricType};
 use gpukb_monitor::store::Store;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
 
-fn config(db: &Path, kernel_log: KernelLog) -> Config {
+fn config(db: &Path, kernel_log: KernelLogSource) -> Config {
     let settings = gpukb_agent::Settings {
         cuda_init: false,
         cuda_api: false,
@@ -92,7 +92,7 @@ fn upgrade_then_reboot_sequence_gives_events_and_history() {
     ];
     let mut passes = Vec::new();
     for s in steps {
-        let mut a = agent_on(s, config(&db, KernelLog::Off));
+        let mut a = agent_on(s, config(&db, KernelLogSource::Off));
         passes.push(a.stack_pass().expect("pass"));
     }
     assert!(passes[0].changes.is_empty() && passes[0].previous.is_none());
@@ -170,12 +170,15 @@ fn upgrade_then_reboot_sequence_gives_events_and_history() {
 fn torch_dropping_the_gpus_arch_is_a_stack_event_with_meaning() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("agent.db");
-    agent_on("healthy/h200-with-pci", config(&db, KernelLog::Off))
+    agent_on("healthy/h200-with-pci", config(&db, KernelLogSource::Off))
         .stack_pass()
         .unwrap();
-    let p = agent_on("broken/torch-drops-volta", config(&db, KernelLog::Off))
-        .stack_pass()
-        .unwrap();
+    let p = agent_on(
+        "broken/torch-drops-volta",
+        config(&db, KernelLogSource::Off),
+    )
+    .stack_pass()
+    .unwrap();
     let cc = p
         .changes
         .iter()
@@ -193,7 +196,7 @@ fn exposition_parses_back_with_the_contract() {
     let kmsg = fixtures().join("../../cli/monitor/tests/fixtures/kmsg-xid.txt");
     let mut a = agent_on(
         "broken/driver-userspace-upgraded-reboot-pending",
-        config(&db, KernelLog::File(kmsg)),
+        config(&db, KernelLogSource::File(kmsg)),
     );
     let p = a.stack_pass().unwrap();
     let mut sampler = a.sampler();
@@ -290,7 +293,7 @@ fn ring_buffer_reread_does_not_recount_and_a_new_boot_starts_at_zero() {
     let kmsg = fixtures().join("../../cli/monitor/tests/fixtures/kmsg-xid.txt");
     let first = agent_on(
         "healthy/h200-with-pci",
-        config(&db, KernelLog::File(kmsg.clone())),
+        config(&db, KernelLogSource::File(kmsg.clone())),
     )
     .stack_pass()
     .unwrap();
@@ -303,7 +306,7 @@ fn ring_buffer_reread_does_not_recount_and_a_new_boot_starts_at_zero() {
     // The agent restarts and reads the same ring buffer: nothing new.
     let mut again = agent_on(
         "healthy/h200-with-pci",
-        config(&db, KernelLog::File(kmsg.clone())),
+        config(&db, KernelLogSource::File(kmsg.clone())),
     );
     assert!(again.stack_pass().unwrap().new_kernel_events.is_empty());
     let c = again.kernel_counts().unwrap();
@@ -311,12 +314,12 @@ fn ring_buffer_reread_does_not_recount_and_a_new_boot_starts_at_zero() {
     assert_eq!(x13.count, 3);
     assert!(x13.first_seen <= x13.last_seen);
     // After a reboot the counts of the new boot start empty.
-    let mut cfg = config(&db, KernelLog::Off);
+    let mut cfg = config(&db, KernelLogSource::Off);
     cfg.boot_id = Some("boot-b".into());
     let rebooted = agent_on("healthy/h200-with-pci", cfg.clone());
     assert!(rebooted.kernel_counts().unwrap().is_empty());
     // The same Xid again after that reboot is escalated: a reboot did not clear it.
-    cfg.kernel_log = KernelLog::File(kmsg);
+    cfg.kernel_log = KernelLogSource::File(kmsg);
     let mut again = agent_on("healthy/h200-with-pci", cfg);
     let p = again.stack_pass().unwrap();
     assert_eq!(
@@ -345,13 +348,13 @@ fn label_values_and_help_are_escaped() {
     e.family(
         "gpukb_test_info",
         "Help with a back\\slash\nand a newline.",
-        Kind::Gauge,
+        MetricType::Gauge,
     )
     .add(&[("reason", nasty), ("gpu", "0")], 1.0)
     .add(&[("reason", "plain"), ("gpu", "1")], f64::NAN);
-    e.family("gpukb_test_total", "A counter.", Kind::Counter)
+    e.family("gpukb_test_total", "A counter.", MetricType::Counter)
         .add(&[], 12.5);
-    e.family("gpukb_empty", "No samples: left out.", Kind::Gauge);
+    e.family("gpukb_empty", "No samples: left out.", MetricType::Gauge);
     let text = e.render();
     assert!(!text.contains("gpukb_empty"));
     let p = parse(&text);
@@ -397,7 +400,7 @@ fn textfile_is_replaced_atomically() {
 fn retention_by_age_and_size_keeps_the_newest() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("agent.db");
-    let mut a = agent_on("healthy/h200-with-pci", config(&db, KernelLog::Off));
+    let mut a = agent_on("healthy/h200-with-pci", config(&db, KernelLogSource::Off));
     let base = a.stack_pass().unwrap().snapshot;
     let day = 86400;
     for i in 0..20 {
@@ -458,7 +461,7 @@ fn jetson_telemetry_from_sysfs_without_nvml() {
     w(&format!("{hw}/curr1_input"), "1200\n");
     let db = dir.path().join("agent.db");
     let host = Arc::new(Host::root_dir(&root));
-    let mut a = Agent::open(config(&db, KernelLog::Off), host).unwrap();
+    let mut a = Agent::open(config(&db, KernelLogSource::Off), host).unwrap();
     let p = a.stack_pass().unwrap();
     assert!(p.snapshot.fingerprint.jetson.is_found());
     let mut sampler = a.sampler();
@@ -507,7 +510,7 @@ fn live_nvml_sampler_degrades_with_a_reason() {
     match &t.gpus {
         Err(why) => {
             assert!(why.starts_with("NVML"), "{why}");
-            let e = metrics::build(&metrics::Inputs {
+            let e = metrics::build(&metrics::ExpositionInputs {
                 version: "t",
                 kb_as_of: "t",
                 snapshot: None,

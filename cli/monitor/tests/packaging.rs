@@ -5,7 +5,7 @@
 #![allow(clippy::disallowed_methods)] // tests read the committed files
 
 use gpukb_agent::host::Host;
-use gpukb_monitor::daemon::{Agent, Config, KernelLog};
+use gpukb_monitor::daemon::{Agent, Config, KernelLogSource};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ fn exported() -> BTreeSet<String> {
         textfile: None,
         keep: Duration::from_secs(86400),
         max_db_bytes: 1 << 24,
-        kernel_log: KernelLog::File(repo().join("cli/monitor/tests/fixtures/kmsg-xid.txt")),
+        kernel_log: KernelLogSource::File(repo().join("cli/monitor/tests/fixtures/kmsg-xid.txt")),
         boot_id: Some("b".into()),
         input: "t".into(),
         settings: gpukb_agent::Settings {
@@ -50,19 +50,19 @@ fn exported() -> BTreeSet<String> {
     let mut a = Agent::open(cfg, host).unwrap();
     let p = a.stack_pass().unwrap();
     // With --canary: one GPU of each outcome.
-    use gpukb_monitor::canary::{CanaryResult, Outcome};
+    use gpukb_monitor::canary::{CanaryOutcome, CanaryResult};
     let canary: Vec<CanaryResult> = [
-        Outcome::Passed {
+        CanaryOutcome::Passed {
             seconds: 0.2,
             image: "gpukb_probe.sm_90.cubin".into(),
         },
-        Outcome::Failed {
+        CanaryOutcome::Failed {
             seconds: 0.3,
             call: "cuLaunchKernel".into(),
             code: Some(700),
             name: "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
         },
-        Outcome::Skipped {
+        CanaryOutcome::Skipped {
             reason: "mig_enabled".into(),
             detail: "MIG".into(),
         },

@@ -29,7 +29,7 @@ pub const PLACEHOLDERS: &[Placeholder] = &[
     },
     Placeholder {
         token: "<TORCH_PIN>",
-        fact: "the pinned torch build for this machine's GPUs and driver, as gpukb plan prints it (torch==… torchvision==… --index-url https://download.pytorch.org/whl/cuNNN; gpukb_facts::plan over MachineFacts::from_fingerprint)",
+        fact: "the pinned torch build for this machine's GPUs and driver, as gpukb plan prints it (torch==… torchvision==… --index-url https://download.pytorch.org/whl/cuNNN; gpukb_facts::plan over PlannerFacts::from_fingerprint)",
     },
     Placeholder {
         token: "<CUXXX>",

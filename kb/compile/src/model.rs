@@ -106,7 +106,7 @@ pub struct Entry {
     pub conditions: Vec<Condition>,
     /// Primary documents and threads.
     #[serde(default)]
-    pub sources: Vec<Source>,
+    pub sources: Vec<Citation>,
     /// Claims of this entry that a source puts in doubt, stated with that source.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<Doubt>,
@@ -209,7 +209,8 @@ pub struct Condition {
 /// A cited source.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Source {
+#[schemars(rename = "Source")]
+pub struct Citation {
     /// http(s) URL.
     pub url: String,
     /// Title of the document.

@@ -15,7 +15,7 @@ use super::{Choice, Finding, FixStep, RunsOn};
 use crate::effect::{effects_or_worst, Effect};
 use gpukb_facts::driver_choice::{recommend, DriverRecommendation, Flavour, GpuIdentity, NoDriver};
 use gpukb_facts::fingerprint::{FrameworkBuild, PythonEnv};
-use gpukb_facts::plan::{plan, MachineFacts, TorchSpec};
+use gpukb_facts::plan::{plan, PlannerFacts, TorchSpec};
 use gpukb_facts::{ComputeCapability, CudaVersion};
 
 /// The planner's pinned command, reinstalling over the build that is there.
@@ -462,7 +462,7 @@ pub(super) fn none(_: &View, _: &Finding) -> Vec<FixStep> {
 /// The torch build `gpukb plan` recommends for this machine (the same
 /// conversion of the fingerprint, the same rules, the same command).
 pub(super) fn torch_build(v: &View, _: &Finding) -> Vec<FixStep> {
-    let machine = MachineFacts::from_fingerprint(v.fp, "this machine");
+    let machine = PlannerFacts::from_fingerprint(v.fp, "this machine");
     let p = plan(&[machine], &TorchSpec::default());
     match p.torch.recommended {
         Some(r) => vec![step(

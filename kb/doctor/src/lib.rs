@@ -143,11 +143,26 @@ impl Evidence {
     }
 }
 
+/// What kind of thing a finding concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AffectsKind {
+    /// One GPU.
+    Gpu,
+    /// One Python environment.
+    PythonEnv,
+    /// One library file.
+    Library,
+    /// The machine as a whole.
+    Host,
+}
+
 /// What a finding concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Affects {
     /// `gpu`, `python_env`, `library` or `host`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: AffectsKind,
     /// GPU index and UUID, env path, library path, or `host`.
     pub id: String,
 }
@@ -155,13 +170,13 @@ pub struct Affects {
 impl Affects {
     pub fn host() -> Self {
         Affects {
-            kind: "host".into(),
+            kind: AffectsKind::Host,
             id: "host".into(),
         }
     }
     pub fn gpu(index: u32, uuid: &str) -> Self {
         Affects {
-            kind: "gpu".into(),
+            kind: AffectsKind::Gpu,
             id: if uuid.is_empty() {
                 format!("{index}")
             } else {
@@ -171,13 +186,13 @@ impl Affects {
     }
     pub fn env(path: &str) -> Self {
         Affects {
-            kind: "python_env".into(),
+            kind: AffectsKind::PythonEnv,
             id: path.into(),
         }
     }
     pub fn library(path: &str) -> Self {
         Affects {
-            kind: "library".into(),
+            kind: AffectsKind::Library,
             id: path.into(),
         }
     }

@@ -165,7 +165,7 @@ fn a_problem_confined_to_an_env_the_user_does_not_run_is_a_warning_naming_it() {
     assert!(f
         .affects
         .iter()
-        .any(|a| a.kind == "python_env" && a.id == env_path));
+        .any(|a| a.kind == gpukb_doctor::AffectsKind::PythonEnv && a.id == env_path));
     assert_eq!(d.verdict, Verdict::Warning);
     // The same env active: a failure.
     let envs = v["env"].as_array_mut().unwrap();

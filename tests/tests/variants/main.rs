@@ -273,7 +273,7 @@ fn the_driver_fix_without_a_compute_capability_follows_the_pci_id() {
 /// made-up x86_64 machine: a V100 on aarch64 got "Install torch 2.14.1+cu126").
 #[test]
 fn the_doctors_torch_fix_is_the_plans_recommendation() {
-    use gpukb_facts::plan::{plan, MachineFacts, TorchSpec};
+    use gpukb_facts::plan::{plan, PlannerFacts, TorchSpec};
     let mut machines: Vec<(String, gpukb_agent::Fingerprint)> = all_machines().to_vec();
     for name in recorded_captures() {
         let mut m = machine::Machine::load(&name);
@@ -286,7 +286,7 @@ fn the_doctors_torch_fix_is_the_plans_recommendation() {
     let mut proposed = 0;
     for (name, fp) in &machines {
         let p = plan(
-            &[MachineFacts::from_fingerprint(fp, "this machine")],
+            &[PlannerFacts::from_fingerprint(fp, "this machine")],
             &TorchSpec::default(),
         );
         let d = diagnose(fp, name);

@@ -6,7 +6,7 @@ use super::{Check, CheckId, Conclusion};
 use crate::fixes;
 use crate::view::View;
 use crate::{Affects, Evidence, Layer, Severity};
-use gpukb_facts::compat::{self, Outcome as ImageOutcome};
+use gpukb_facts::compat::{self, ImageOutcome};
 use gpukb_facts::Observed;
 
 /// A GPU that can run neither the SASS nor the PTX of the installed torch
