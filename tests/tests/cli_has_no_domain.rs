@@ -23,7 +23,7 @@ const NOT_FACTS: [&str; 2] = ["Source", "Described"];
 /// How a facts type is built, by the text that builds it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Builder {
-    /// `MachineFacts`, `DriverFact::Known`, `Observed::failed`.
+    /// `PlannerFacts`, `DriverFact::Known`, `Observed::failed`.
     path: String,
     /// The bracket that follows the path when it is built: `{` or `(`.
     open: char,
@@ -225,7 +225,7 @@ fn constructions(code: &str, builders: &BTreeSet<Builder>) -> Vec<(usize, String
             if c != b.open {
                 continue;
             }
-            // the path may be written qualified: `gpukb_facts::plan::MachineFacts`
+            // the path may be written qualified: `gpukb_facts::plan::PlannerFacts`
             let before =
                 code[..at].trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == ':');
             if !b.call
@@ -260,7 +260,7 @@ fn cli_builds_no_facts() {
     let paths: BTreeSet<&str> = builders.iter().map(|b| b.path.as_str()).collect();
     // The reader sees what it is meant to forbid.
     for expected in [
-        "MachineFacts",
+        "PlannerFacts",
         "GpuFact",
         "JetsonFact",
         "DriverFact::Known",
