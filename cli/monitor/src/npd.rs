@@ -15,14 +15,14 @@ use std::sync::Arc;
 
 /// One rule's answer: its verdict, and what it rests on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub struct NpdAnswer {
     pub verdict: Verdict,
     /// One sentence (a failure's first reason, the doctor's summary).
     pub text: String,
 }
 
-fn answer(verdict: Verdict, text: impl Into<String>) -> Answer {
-    Answer {
+fn answer(verdict: Verdict, text: impl Into<String>) -> NpdAnswer {
+    NpdAnswer {
         verdict,
         text: text.into(),
     }
@@ -31,7 +31,7 @@ fn answer(verdict: Verdict, text: impl Into<String>) -> Answer {
 /// The `hardware` rule: every Xid/SXid event of the kernel log's ring buffer
 /// (this boot's) by the Xid policy; no acknowledgement applies. Unknown when
 /// the kernel log is not read.
-pub fn hardware(source: &KernelLogSource, host: &Host) -> Result<Answer, MonitorError> {
+pub fn hardware(source: &KernelLogSource, host: &Host) -> Result<NpdAnswer, MonitorError> {
     if source == &KernelLogSource::Off {
         return Ok(answer(
             Verdict::Unknown,
@@ -60,7 +60,7 @@ pub fn stack(
     deadlines: &gpukb_agent::Settings,
     input: &str,
     kb: &gpukb_kb::Kb,
-) -> Answer {
+) -> NpdAnswer {
     let fp = fingerprint
         .unwrap_or_else(|| snapshot::observe(Arc::new(host), &snapshot::without_cuinit(deadlines)));
     let snap = snapshot::judge(fp, input, Some(kb), crate::time::now());
