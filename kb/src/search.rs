@@ -244,8 +244,10 @@ fn states_an_error(text: &str) -> bool {
             r"|\bundefined (?:symbol|reference to)\b|\bpermission denied\b|\bout of memory\b",
             r"|\bnot found\b|\btimed out\b|\btimeout (?:waiting|after|expired)\b",
             r"|\b(?:hang(?:s|ing)?|hung|freez(?:e|es|ing)|stuck|deadlock(?:s|ed)?|black screen)\b",
-            // a run slower than it should be (a performance failure)
-            r"|\b(?:(?:much |far |very )?slow(?:er)? than (?:expected|before|it should)|far below (?:the )?(?:expected|max|peak|spec)|(?:much |far )?lower than expected|(?:are|is|runs?|running) (?:very |really |extremely )?slow\b)",
+            // a GPU run slower than it should be (a performance failure): the slowdown
+            // and what is slow (GPU, transfers, training...) in one sentence
+            r"|\b(?:gpus?|cuda|nccl|pcie|bandwidth|busbw|algbw|throughput|clocks?|training|inference|cop(?:y|ies)|transfers?|memcpy|tokens)\b[^.;\n]{0,60}",
+            r"(?:slow(?:er)? than (?:expected|before|it should)|far below (?:the )?(?:expected|max|peak|spec)|lower than expected|\b(?:is|are|runs?|running) (?:very |really |extremely )?slow\b)",
             r"|\bnot (?:detected|recogni[sz]ed|loaded|using)\b|\b(?:falls?|fell|falling) back to (?:the )?cpu\b",
             // a framework or tool that reports no GPU: is_available() False, an empty list
             r"|is_available\(\)\W{0,12}(?:returns?\W{0,4})?false\b",

@@ -119,6 +119,12 @@ const WORDS: &[&str] = &[
     "little",
     "right",
     "left",
+    // words of a slow GPU run, without the GPU: still prose
+    "slow",
+    "slower",
+    "than",
+    "expected",
+    "runs",
 ];
 
 /// Logs of runs that worked (installs, training, inference servers, tools).
@@ -310,4 +316,27 @@ fn a_slow_run_on_a_machine_with_a_degraded_link_is_that_link() {
         hits.first().map(|h| h.category.as_str()),
         Some("pcie_link_downtrained")
     );
+}
+
+#[test]
+fn slowness_without_a_gpu_in_it_is_prose() {
+    let kb = Kb::open().unwrap();
+    for t in [
+        "the quick brown fox is slow",
+        "internet is slow",
+        "dinner was slower than expected",
+        "the bus runs slow",
+    ] {
+        let hits = kb.search(t, None, 3).unwrap();
+        assert!(
+            hits.is_empty(),
+            "{t:?} -> {:?}",
+            hits.first().map(|h| &h.id)
+        );
+    }
+    // …while a slow GPU run states a failure.
+    assert!(!kb
+        .search("my GPU training is very slow", None, 3)
+        .unwrap()
+        .is_empty());
 }
