@@ -561,3 +561,51 @@ fn search_with_the_machine_names_each_broken_variant_s_cause() {
         h * 100.0
     );
 }
+
+/// A paste whose cause is the program's own (memory, an index), searched on a
+/// broken machine: the machine's failure must not take the answer's place.
+#[test]
+fn a_broken_machine_does_not_hijack_a_paste_of_another_cause() {
+    let kb = gpukb_kb::Kb::open().unwrap();
+    let pastes = [
+        (
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.20 GiB is free.",
+            "oom",
+        ),
+        (
+            "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [0,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\nRuntimeError: CUDA error: device-side assert triggered",
+            "device_assert_bad_index",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for v in gen::generate(SEED) {
+        if v.expect.is_none() {
+            continue;
+        }
+        let fp = match &v.input {
+            Input::Capture(m) => m.observe(),
+            Input::Observed(fp) => (**fp).clone(),
+        };
+        let facts = gpukb_kb::MachineFacts::observe(&fp, "generated variant");
+        for (paste, category) in pastes {
+            let alone = kb.search(paste, None, 1).unwrap();
+            assert_eq!(
+                alone.first().map(|h| h.category.as_str()),
+                Some(category),
+                "the text alone answers {category}"
+            );
+            let with = kb.search(paste, Some(&facts), 1).unwrap();
+            n += 1;
+            if with.first().map(|h| h.category.as_str()) != Some(category) {
+                wrong.push(format!(
+                    "{}: {category} paste -> {:?}",
+                    v.name,
+                    with.first().map(|h| &h.id)
+                ));
+            }
+        }
+    }
+    assert!(n >= 40, "only {n} cases");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
