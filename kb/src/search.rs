@@ -1540,9 +1540,9 @@ fn doctor_failure_hit(
     let finding = findings
         .iter()
         .find(|f| failure(f) && !f.kb_entries.is_empty())?;
-    // The text's best answer not ruled out here when the doctor links it or it is of
-    // the failure's category; else the first entry, in the doctor's order (fit for this machine), the
-    // text supports.
+    // The text's best answer not ruled out here, when the doctor links it or it is of
+    // the failure's category; else the first entry, in the doctor's order (fit for
+    // this machine), that the text supports at all.
     let supported = text_best_kept
         .filter(|(id, cat)| finding.kb_entries.contains(id) || *cat == finding.category)
         .map(|(id, _)| id)
