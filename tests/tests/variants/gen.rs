@@ -270,6 +270,41 @@ fn healthy(g: &mut Gen) {
         }
         g.push(None, p, "mig-with-instances", m);
     }
+    everyday_settings(g);
+}
+
+/// Settings users of healthy machines commonly have: the toolkit's lib64 on
+/// LD_LIBRARY_PATH from a shell profile (torch's wheels still win: RPATH
+/// first), one GPU of several picked by index or UUID, and the usual tuning
+/// variables of NCCL and the caching allocator. None is a fault.
+fn everyday_settings(g: &mut Gen) {
+    let bases = [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Container, container),
+        (Platform::Aarch64, aarch64),
+    ];
+    for (p, base) in bases {
+        let mut m = base();
+        m.env("LD_LIBRARY_PATH", Some("/usr/local/cuda/lib64"));
+        g.push(None, p, "toolkit-lib64-on-ld-library-path", m);
+        if gpu_count(&mut base()) > 1 {
+            let mut m = base();
+            cuda_without(&mut m, 1);
+            m.env("CUDA_VISIBLE_DEVICES", Some("0"));
+            g.push(None, p, "one-gpu-of-several-by-index", m);
+            let mut m = base();
+            let uuid = gpus(&mut m)[0]["uuid"].as_str().unwrap_or("").to_string();
+            cuda_without(&mut m, 1);
+            m.env("CUDA_VISIBLE_DEVICES", Some(&uuid));
+            g.push(None, p, "one-gpu-of-several-by-uuid", m);
+        }
+        let mut m = base();
+        m.env("NCCL_DEBUG", Some("INFO"));
+        m.env("NCCL_P2P_DISABLE", Some("1"));
+        m.env("CUDA_DEVICE_ORDER", Some("PCI_BUS_ID"));
+        m.env("PYTORCH_CUDA_ALLOC_CONF", Some("expandable_segments:True"));
+        g.push(None, p, "nccl-and-allocator-settings", m);
+    }
 }
 
 /// `PCI:0000:00:07` (the driver's form of NVML GPU `i`'s bus id).
