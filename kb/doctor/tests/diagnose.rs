@@ -184,3 +184,50 @@ fn a_fault_on_one_gpu_of_several_names_that_gpu() {
     assert_eq!(f.id, "gpu_memory_fault:gpu1");
     assert!(f.affects[0].id.starts_with("1 (GPU-"), "{:?}", f.affects);
 }
+
+/// The H200 container with its libcuda/libnvidia-ml in the image's library
+/// directory, the loaded module of another branch, and the mount table as read
+/// (`mounts`: mount points of driver files). Whose files they are decides the
+/// cause, not the branch.
+fn container_with_module_of_another_branch(mounts: &[&str]) -> Fingerprint {
+    let mut v = h200_json();
+    for (lib, name) in [
+        ("libcuda", "libcuda.so"),
+        ("libnvidia_ml", "libnvidia-ml.so"),
+    ] {
+        let l = &mut v["driver"][lib]["value"];
+        if l.is_object() {
+            l["path"] = json!(format!("/usr/lib/x86_64-linux-gnu/{name}.1"));
+            l["real_path"] = json!(format!("/usr/lib/x86_64-linux-gnu/{name}.580.159.04"));
+        }
+    }
+    v["driver"]["version"]["value"] = json!("570.195.03");
+    let rows: Vec<Value> = mounts
+        .iter()
+        .map(|m| json!({"mount_point": m, "root": m, "fs_type": "ext4"}))
+        .collect();
+    v["platform"] = json!({
+        "wsl": {"status": "absent", "source": {"kind": "file", "path": "/proc/version"}, "note": "not WSL"},
+        "driver_mounts": {"status": "found", "value": rows,
+            "source": {"kind": "file", "path": "/proc/self/mountinfo"}},
+    });
+    fp(&v)
+}
+
+#[test]
+fn driver_files_mounted_by_the_runtime_are_the_host_s_upgrade_not_the_image_s() {
+    let root = |f: &Fingerprint| {
+        let d = diagnose(f, "test");
+        d.findings
+            .iter()
+            .find(|x| x.root_cause && x.severity == Severity::Failure)
+            .map(|x| x.check)
+    };
+    let mounted = container_with_module_of_another_branch(&[
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04",
+    ]);
+    assert_eq!(root(&mounted), Some(CheckId::DriverUserspaceMismatch));
+    let baked = container_with_module_of_another_branch(&["/dev/nvidia0"]);
+    assert_eq!(root(&baked), Some(CheckId::ContainerShipsDriverLibraries));
+}

@@ -221,6 +221,7 @@ pub(crate) fn generate(seed: u64) -> Vec<Variant> {
     visible_devices(&mut g);
     ld_library_path(&mut g);
     drivers(&mut g);
+    userspace_mismatch(&mut g);
     driver_too_old(&mut g);
     g.out
 }
@@ -733,6 +734,63 @@ fn drivers(g: &mut Gen) {
         m.answer("nvml", Recorded::Absent);
         m.answer("cuda", Recorded::Absent);
         g.push(Some("container_without_gpu"), p, "no-nvidia-runtime", m);
+    }
+}
+
+/// The driver's user space and its loaded kernel module at different releases
+/// (packages upgraded or downgraded without a reboot): NVML answers
+/// `NVML_ERROR_LIB_RM_VERSION_MISMATCH`, cuInit `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`
+/// (as recorded in `broken/driver-userspace-upgraded-reboot-pending`). The
+/// module's version is edited in both of its files; the user-space files keep
+/// theirs.
+fn userspace_mismatch(g: &mut Gen) {
+    let bases = [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Container, container),
+        (Platform::Aarch64, aarch64),
+    ];
+    for (p, base) in bases {
+        for (form, step) in [
+            ("module-older-after-upgrade", -1i64),
+            ("module-newer-after-downgrade", 1),
+        ] {
+            let mut m = base();
+            let text = m.text("/proc/driver/nvidia/version");
+            let Some(version) = text
+                .split_whitespace()
+                .find(|w| {
+                    w.split('.').count() >= 2 && w.split('.').all(|p| p.parse::<u32>().is_ok())
+                })
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let branch: i64 = version
+                .split('.')
+                .next()
+                .and_then(|b| b.parse().ok())
+                .unwrap_or(580);
+            let other = format!(
+                "{}.{:02}.{:02}",
+                branch + step * 5,
+                10 + g.rng.below(80),
+                g.rng.below(10)
+            );
+            m.file(
+                "/proc/driver/nvidia/version",
+                text.replace(&version, &other),
+            );
+            m.file("/sys/module/nvidia/version", format!("{other}\n"));
+            m.answer(
+                "nvml",
+                Machine::failed(
+                    "NVML",
+                    "NVML_ERROR_LIB_RM_VERSION_MISMATCH (RM detects a driver/library version mismatch)",
+                ),
+            );
+            cuda_sees_none(&mut m, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
+            g.push(Some("driver_userspace_mismatch"), p, form, m);
+        }
     }
 }
 

@@ -477,6 +477,14 @@ const SYMPTOMS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
+        "driver_userspace_mismatch",
+        "",
+        &[
+            "Failed to initialize NVML: Driver/library version mismatch",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination",
+        ],
+    ),
+    (
         "container_without_gpu",
         "",
         &["RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver"],

@@ -1,7 +1,9 @@
 //! Checks of the container / WSL2 layer: where this runs, GPU access in a
 //! container, driver libraries an image brought, libcuda under WSL2.
 
-use super::kernel_driver::{lib_release_differs, nvml_mismatch, other_branch};
+use super::kernel_driver::{
+    lib_release_differs, libs_mounted_from_host, nvml_mismatch, other_branch,
+};
 use super::support::*;
 use super::{Check, CheckId, Conclusion};
 use crate::fixes;
@@ -142,8 +144,15 @@ fn container_ships_driver_libraries(v: &View) -> Conclusion {
     if v.container().is_none() {
         return Conclusion::Clear("not in a container".into());
     }
-    if lib_release_differs(v).is_some() && !other_branch(v) {
-        return Conclusion::Clear("the libraries are the host's branch (an upgrade pending a reboot, not the image's own)".into());
+    // Whose files they are decides: the host's (mounted by the runtime) are an
+    // upgrade pending a reboot on the host, whatever the branch; without the mount
+    // table, a library of the module's own branch is taken for the host's.
+    if lib_release_differs(v).is_some() {
+        match libs_mounted_from_host(v) {
+            Some(true) => return Conclusion::Clear("the libraries are the host's, mounted by the container runtime (an upgrade pending a reboot, not the image's own)".into()),
+            None if !other_branch(v) => return Conclusion::Clear("the libraries are the host's branch (an upgrade pending a reboot, not the image's own)".into()),
+            _ => {}
+        }
     }
     match lib_release_differs(v) {
         Some((fact, src)) => {

@@ -573,6 +573,35 @@ pub(super) fn other_branch(v: &View) -> bool {
         })
 }
 
+/// Whether the driver libraries this container loads are the host's, mounted by
+/// the container runtime: `Some(true)` when `/proc/self/mountinfo` lists them as
+/// mounts (or they live under `/usr/local/nvidia`, where the runtime mounts the
+/// host's driver), `Some(false)` when the mount table was read and lists none of
+/// them (the image's own files), `None` when neither is known.
+pub(super) fn libs_mounted_from_host(v: &View) -> Option<bool> {
+    let libs: Vec<_> = [&v.fp.driver.libcuda, &v.fp.driver.libnvidia_ml]
+        .into_iter()
+        .filter_map(|l| l.value())
+        .collect();
+    if libs.is_empty() {
+        return None;
+    }
+    let under = |l: &&gpukb_facts::fingerprint::LibraryFile, dir: &str| {
+        let dir = dir.trim_end_matches('/');
+        [&l.path, &l.real_path]
+            .iter()
+            .any(|p| p.as_str() == dir || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/')))
+    };
+    if libs.iter().any(|l| under(l, "/usr/local/nvidia")) {
+        return Some(true);
+    }
+    let mounts = v.fp.platform.driver_mounts.value()?;
+    Some(
+        libs.iter()
+            .any(|l| mounts.iter().any(|m| under(l, &m.mount_point))),
+    )
+}
+
 /// The first driver library whose release differs from the loaded module's,
 /// as a sentence and its source.
 pub(super) fn lib_release_differs(v: &View) -> Option<(String, Source)> {
