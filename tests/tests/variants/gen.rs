@@ -222,6 +222,7 @@ pub(crate) fn generate(seed: u64) -> Vec<Variant> {
     ld_library_path(&mut g);
     drivers(&mut g);
     userspace_mismatch(&mut g);
+    uvm_not_loaded(&mut g);
     driver_too_old(&mut g);
     g.out
 }
@@ -791,6 +792,31 @@ fn userspace_mismatch(g: &mut Gen) {
             cuda_sees_none(&mut m, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
             g.push(Some("driver_userspace_mismatch"), p, form, m);
         }
+    }
+}
+
+/// nvidia loaded, nvidia_uvm not (a driver installed without its UVM module
+/// loading at boot, or unloaded): no `/dev/nvidia-uvm`, cuInit answers
+/// `CUDA_ERROR_UNKNOWN` while NVML still works (as recorded in
+/// `broken/nvidia-uvm-missing`). In a container `/proc/modules` is the host's.
+fn uvm_not_loaded(g: &mut Gen) {
+    let bases = [
+        (Platform::BareMetal, bare_metal as fn() -> Machine),
+        (Platform::Container, container),
+        (Platform::Aarch64, aarch64),
+    ];
+    for (p, base) in bases {
+        let mut m = base();
+        let mods: String = m
+            .text("/proc/modules")
+            .lines()
+            .filter(|l| !l.starts_with("nvidia_uvm "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        m.file("/proc/modules", mods);
+        m.filter_list("/dev", |n| !n.starts_with("nvidia-uvm"));
+        cuda_sees_none(&mut m, "CUDA_ERROR_UNKNOWN");
+        g.push(Some("nvidia_uvm_not_loaded"), p, "module-not-loaded", m);
     }
 }
 

@@ -485,6 +485,14 @@ const SYMPTOMS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
+        "nvidia_uvm_not_loaded",
+        "",
+        &[
+            "RuntimeError: CUDA error: unknown error",
+            "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error",
+        ],
+    ),
+    (
         "container_without_gpu",
         "",
         &["RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver"],
