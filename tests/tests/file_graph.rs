@@ -6,7 +6,7 @@
 //! loop printed. Read from the source text, so no build is needed.
 #![allow(clippy::disallowed_methods)] // reads the workspace's own source files
 
-use source_text::{code_only, rust_files, workspace_root};
+use source_text::{code_only, crate_sources, rust_files, workspace_root};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -14,23 +14,6 @@ mod source_text;
 
 /// A module path inside one crate (`["diagnose", "checks"]`); the root is empty.
 type ModPath = Vec<String>;
-
-/// Every crate's `src/` directory: a folder holding `Cargo.toml` and `src/`.
-fn crate_sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    if dir.join("Cargo.toml").is_file() && dir.join("src").is_dir() {
-        out.push(dir.join("src"));
-    }
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let p = e.path();
-        if p.is_dir() && !name.starts_with('.') && name != "target" && name != "src" {
-            crate_sources(&p, out);
-        }
-    }
-}
 
 /// `src/a/b.rs` and `src/a/b/mod.rs` are `a::b`; `lib.rs`/`main.rs` are the root.
 fn module_of(src: &Path, file: &Path) -> ModPath {
