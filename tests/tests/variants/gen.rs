@@ -275,17 +275,20 @@ fn healthy(g: &mut Gen) {
     everyday_settings(g);
 }
 
+/// The platforms whose kernel runs the NVIDIA driver (not WSL2, not Jetson's
+/// nvgpu), with the machine each variant family starts from.
+const LINUX_DRIVER_HOSTS: [(Platform, fn() -> Machine); 3] = [
+    (Platform::BareMetal, bare_metal),
+    (Platform::Container, container),
+    (Platform::Aarch64, aarch64),
+];
+
 /// Settings users of healthy machines commonly have: the toolkit's lib64 on
 /// LD_LIBRARY_PATH from a shell profile (torch's wheels still win: RPATH
 /// first), one GPU of several picked by index or UUID, and the usual tuning
 /// variables of NCCL and the caching allocator. None is a fault.
 fn everyday_settings(g: &mut Gen) {
-    let bases = [
-        (Platform::BareMetal, bare_metal as fn() -> Machine),
-        (Platform::Container, container),
-        (Platform::Aarch64, aarch64),
-    ];
-    for (p, base) in bases {
+    for (p, base) in LINUX_DRIVER_HOSTS {
         let mut m = base();
         m.env("LD_LIBRARY_PATH", Some("/usr/local/cuda/lib64"));
         g.push(None, p, "toolkit-lib64-on-ld-library-path", m);
@@ -745,12 +748,7 @@ fn drivers(g: &mut Gen) {
 /// module's version is edited in both of its files; the user-space files keep
 /// theirs.
 fn userspace_mismatch(g: &mut Gen) {
-    let bases = [
-        (Platform::BareMetal, bare_metal as fn() -> Machine),
-        (Platform::Container, container),
-        (Platform::Aarch64, aarch64),
-    ];
-    for (p, base) in bases {
+    for (p, base) in LINUX_DRIVER_HOSTS {
         for (form, step) in [
             ("module-older-after-upgrade", -1i64),
             ("module-newer-after-downgrade", 1),
@@ -800,12 +798,7 @@ fn userspace_mismatch(g: &mut Gen) {
 /// `CUDA_ERROR_UNKNOWN` while NVML still works (as recorded in
 /// `broken/nvidia-uvm-missing`). In a container `/proc/modules` is the host's.
 fn uvm_not_loaded(g: &mut Gen) {
-    let bases = [
-        (Platform::BareMetal, bare_metal as fn() -> Machine),
-        (Platform::Container, container),
-        (Platform::Aarch64, aarch64),
-    ];
-    for (p, base) in bases {
+    for (p, base) in LINUX_DRIVER_HOSTS {
         let mut m = base();
         let mods: String = m
             .text("/proc/modules")
