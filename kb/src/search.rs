@@ -1489,24 +1489,44 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
     ids.sort_by_key(|e| (t.str(e.category) != finding.category, t.str(e.id)));
     let meta = ids.first()?;
     let entry = kb.entry(t.str(meta.id)).ok()??;
+    let matched = format!(
+        "the machine's root cause of \"{}\" [{}]",
+        symptom.title, symptom.id
+    );
+    let confidence = symptom.confidence.max(w.confirmed_floor);
+    Some(confirmed_entry_hit(
+        entry,
+        finding,
+        symptom.score,
+        confidence,
+        matched,
+    ))
+}
+
+/// A curated entry that the doctor's `finding` confirms on the machine, as a hit
+/// that says why it is there (`matched`).
+fn confirmed_entry_hit(
+    entry: crate::model::Entry,
+    finding: &gpukb_doctor::Finding,
+    score: f64,
+    confidence: f64,
+    matched: String,
+) -> Hit {
     let verdict = RuleVerdict::from(&Confirmed {
         check: finding.check.name().to_string(),
         because: finding.title.clone(),
         evidence: finding.evidence.clone(),
     });
-    Some(Hit {
-        id: t.str(meta.id).to_string(),
+    Hit {
+        id: entry.id,
         kind: HitKind::Curated,
-        category: m.t.str(meta.category).to_string(),
-        layer: m.t.str(meta.layer).to_string(),
-        title: m.t.str(meta.title).to_string(),
-        summary: m.t.str(meta.summary).to_string(),
-        score: symptom.score,
-        confidence: symptom.confidence.max(w.confirmed_floor),
-        matched: vec![format!(
-            "the machine's root cause of \"{}\" [{}]",
-            symptom.title, symptom.id
-        )],
+        category: entry.category,
+        layer: entry.layer,
+        title: entry.title,
+        summary: entry.summary,
+        score,
+        confidence,
+        matched: vec![matched],
         fixes: entry.fixes.into_iter().map(PlacedFix::unplaced).collect(),
         withheld_fixes: Vec::new(),
         confirm: entry.confirm,
@@ -1514,8 +1534,8 @@ fn root_cause_hit(kb: &Kb, d: &Diagnosis, symptom: &Hit, w: &Weights) -> Option<
         verdicts: vec![verdict.clone()],
         machine: Some(MachineVerdict::decided(&verdict, true)),
         supported: false,
-        conditions: m.t.strs(meta.conditions).map(String::from).collect(),
-    })
+        conditions: entry.conditions.into_iter().map(|c| c.when).collect(),
+    }
 }
 
 /// The KB entry of the machine's failure root cause, when the paste is plausibly its
@@ -1553,34 +1573,18 @@ fn doctor_failure_hit(
         (None, false) => return None,
     };
     let entry = kb.entry(id).ok()??;
-    let verdict = RuleVerdict::from(&Confirmed {
-        check: finding.check.name().to_string(),
-        because: finding.title.clone(),
-        evidence: finding.evidence.clone(),
-    });
     let why = match supported {
         Some(_) => "the paste fits it and the machine's doctor names it as the failure",
         None => "the text's own answer is ruled out here; the machine's doctor names this failure",
     };
-    Some(Hit {
-        id: entry.id.clone(),
-        kind: HitKind::Curated,
-        category: entry.category.clone(),
-        layer: entry.layer.clone(),
-        title: entry.title.clone(),
-        summary: entry.summary.clone(),
-        score: 0.0,
-        confidence: w.doctor_failure_conf,
-        matched: vec![format!("{why}: {}", finding.title)],
-        fixes: entry.fixes.into_iter().map(PlacedFix::unplaced).collect(),
-        withheld_fixes: Vec::new(),
-        confirm: entry.confirm,
-        sources: entry.sources,
-        verdicts: vec![verdict.clone()],
-        machine: Some(MachineVerdict::decided(&verdict, true)),
-        supported: false,
-        conditions: entry.conditions.iter().map(|c| c.when.clone()).collect(),
-    })
+    let matched = format!("{why}: {}", finding.title);
+    Some(confirmed_entry_hit(
+        entry,
+        finding,
+        0.0,
+        w.doctor_failure_conf,
+        matched,
+    ))
 }
 
 /// When the first result is not confirmed and the next results name a different cause:
