@@ -12,7 +12,7 @@ use gpukb_kb::{Hit, Kb, Query, Ranking};
 /// Arguments of `gpukb search`.
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
-    /// The error text; read from stdin when omitted.
+    /// The error text; read from stdin when omitted or `-`.
     pub text: Vec<String>,
     /// Number of diagnoses to show.
     #[arg(long, default_value_t = 5)]
@@ -120,7 +120,8 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     }
     // This machine's cheap facts are read on a thread while the paste is read and ranked.
     let pending = args.machine().map(Pending::start);
-    let input: Vec<u8> = if args.text.is_empty() {
+    let from_stdin = args.text.is_empty() || args.text == ["-"];
+    let input: Vec<u8> = if from_stdin {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             eprintln!("gpukb search: reading the error text from stdin (paste it, then Ctrl-D; or pass it as arguments)");
         }

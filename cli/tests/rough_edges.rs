@@ -192,3 +192,34 @@ fn an_empty_root_says_it_looks_empty() {
     assert_eq!(code, 2, "{err}");
     assert!(one_line(&err) && err.contains("looks empty"), "{err}");
 }
+
+#[test]
+fn a_dash_reads_the_paste_from_stdin_like_no_argument() {
+    let text = b"CUDA error: no kernel image is available for execution on the device\n";
+    let mut answers = Vec::new();
+    for args in [
+        &["search", "--no-detect", "--json", "-"][..],
+        &["search", "--no-detect", "--json"][..],
+    ] {
+        let mut child = gpukb()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(text).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["results"][0]["category"], "arch_mismatch_wheel",
+            "{args:?}: {v}"
+        );
+        answers.push(v["query"].clone());
+    }
+    assert_eq!(
+        answers[0], answers[1],
+        "`-` is the paste on stdin, not the text \"-\""
+    );
+}
