@@ -80,6 +80,11 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+/// go-nvml (the device plugin, the container toolkit, GPU operator, dcgm-exporter) prints an
+/// NVML return code without its `NVML_` prefix: `Failed to initialize NVML:
+/// ERROR_LIBRARY_NOT_FOUND`. Read only on lines that name NVML.
+static GO_NVML_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\bERROR_([A-Z][A-Z_]+)\b").expect("static regex"));
 static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i-u)\b(?:error|code|err|returned|result|status)[ \t]*(?:code[ \t]*)?[=:#]?[ \t]*\(?[ \t]*([0-9]{1,4})\b",
@@ -262,6 +267,13 @@ pub fn extract(text: &str) -> Signals {
             push_unique(&mut s.code_names, m.as_str().to_string());
         }
     }
+    if has("nvml") && text.contains("ERROR_") {
+        for line in text.lines().filter(|l| l.to_ascii_lowercase().contains("nvml")) {
+            for c in GO_NVML_NAME.captures_iter(line) {
+                push_unique(&mut s.code_names, format!("NVML_ERROR_{}", &c[1]));
+            }
+        }
+    }
     for line in text.lines() {
         if !line.bytes().any(|b| b.is_ascii_digit()) {
             continue;
@@ -346,6 +358,23 @@ pub fn extract(text: &str) -> Signals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_nvml_return_codes_are_nvml_names_only_next_to_nvml() {
+        let s = extract(
+            "E0612 factory.go:68] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.\n{\"msg\":\"nvml init\",\"error\":\"ERROR_UNKNOWN\"}",
+        );
+        assert_eq!(
+            s.code_names,
+            vec!["NVML_ERROR_LIBRARY_NOT_FOUND", "NVML_ERROR_UNKNOWN"]
+        );
+        // the prefixed form is not read twice; other libraries' ERROR_ words are not NVML's
+        assert_eq!(
+            extract("NVML_ERROR_LIBRARY_NOT_FOUND").code_names,
+            vec!["NVML_ERROR_LIBRARY_NOT_FOUND"]
+        );
+        assert!(extract("curl: ERROR_TIMEOUT while fetching").code_names.is_empty());
+    }
 
     #[test]
     fn the_datacenter_gate_lets_every_name_through_and_stops_plain_text() {
