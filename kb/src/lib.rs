@@ -10,6 +10,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agreement;
+pub mod confidence;
 pub mod error;
 pub mod eval;
 pub mod explain;

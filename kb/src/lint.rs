@@ -162,6 +162,8 @@ impl Kb {
         let mut generic = self.code_table_text()?;
         generic.push('\n');
         generic.push_str(extra_generic);
+        generic.push('\n');
+        generic.push_str(&memorised::releases_text());
         let mut messages = self.code_messages()?;
         messages.extend(memorised::product_messages());
         Ok(memorised::find_copies(&texts, pastes, &generic, &messages)

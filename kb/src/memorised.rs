@@ -31,6 +31,21 @@ use regex::Regex;
 /// source URL), quoted from their source code or documentation.
 pub const PRODUCT_MESSAGES_TSV: &str = include_str!("../tables/product_messages.tsv");
 
+/// `kb/tables/releases.tsv`: public releases (product, version, source URL of its release
+/// notes) the KB's examples name. A release every user of that product can have is not a
+/// paste-specific version.
+pub const RELEASES_TSV: &str = include_str!("../tables/releases.tsv");
+
+/// The versions of [`RELEASES_TSV`], one per line (primary-source text for the lint).
+pub fn releases_text() -> String {
+    RELEASES_TSV
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').nth(1))
+        .map(|v| format!("{v}\n"))
+        .collect()
+}
+
 /// The messages of [`PRODUCT_MESSAGES_TSV`].
 pub fn product_messages() -> Vec<String> {
     PRODUCT_MESSAGES_TSV
@@ -200,7 +215,9 @@ fn tokens(text: &str) -> BTreeSet<(CopyKind, String)> {
         }
     }
     for m in version_re().find_iter(text) {
-        out.insert((CopyKind::Version, m.as_str().to_lowercase()));
+        if !is_ipv4(m.as_str()) {
+            out.insert((CopyKind::Version, m.as_str().to_lowercase()));
+        }
     }
     for re in host_res() {
         for c in re.captures_iter(text) {
@@ -213,6 +230,12 @@ fn tokens(text: &str) -> BTreeSet<(CopyKind, String)> {
         }
     }
     out
+}
+
+/// Four numbers 0-255 with dots: an IPv4 address (`127.0.0.1`), not a release.
+fn is_ipv4(t: &str) -> bool {
+    let parts: Vec<&str> = t.split('.').collect();
+    parts.len() == 4 && parts.iter().all(|p| p.parse::<u8>().is_ok())
 }
 
 /// Whether `needle` occurs in `hay` as a whole token (not inside a longer word, path or
@@ -260,22 +283,50 @@ pub fn regex_as_text(re: &str) -> String {
     out
 }
 
-/// Replaces every product message in `text` (already normalised) by `fill` characters,
-/// so that no window spanning a message can match across KB and paste.
+/// Text every user's paste shares because the product lays it out, not the user (matched
+/// on normalised text): a Python package's own files (`…/site-packages/torch/…`, the
+/// package's layout wherever the interpreter lives), a Go source location in a runtime's
+/// message (`process_linux.go:449`), an Itanium-mangled C++ symbol (`_zn3c104cuda…`, the
+/// product's API name).
+fn layout_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r#"[^\s"']*(?:site|dist)-packages[/\\][^\s"':]*"#,
+            r"|\b[\w-]+\.go:\d+",
+            r"|\b_z[a-z0-9_]{6,}",
+        ))
+        .expect("layout regex")
+    })
+}
+
+/// Replaces every product message and product layout ([`layout_re`]) in `text` (already
+/// normalised) by `fill` characters, so that no window spanning one can match across KB
+/// and paste.
 fn mask(text: &str, messages: &AhoCorasick, fill: char) -> String {
+    let mut cuts: Vec<(usize, usize)> = messages
+        .find_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .chain(layout_re().find_iter(text).map(|m| (m.start(), m.end())))
+        .collect();
+    cuts.sort_unstable();
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for m in messages.find_iter(text) {
-        out.push_str(&text[last..m.start()]);
-        out.extend(std::iter::repeat_n(
-            fill,
-            text[m.start()..m.end()].chars().count(),
-        ));
-        last = m.end();
+    for (a, b) in cuts {
+        let a = a.max(last);
+        if a >= b {
+            continue;
+        }
+        out.push_str(&text[last..a]);
+        out.extend(std::iter::repeat_n(fill, text[a..b].chars().count()));
+        last = b;
     }
     out.push_str(&text[last..]);
     out
 }
+
+/// A span needs this many letters to be a paste's words (a table border of dashes is not).
+const MIN_SPAN_LETTERS: usize = 20;
 
 /// Finds KB text that copies paste-specific text of `pastes`. `generic` is the
 /// primary-source corpus (anything in it is not paste-specific); `messages` are exact
@@ -367,6 +418,9 @@ pub fn find_copies(
             }
         }
         for (p, (s, e)) in best {
+            if text[s..e].chars().filter(char::is_ascii_alphabetic).count() < MIN_SPAN_LETTERS {
+                continue;
+            }
             out.insert(Copied {
                 file: k.file.clone(),
                 what: k.what.clone(),
@@ -450,6 +504,52 @@ mod tests {
         let kb2 = kb_text(&format!("{copied}. {msg}"));
         let p2 = [paste("p", "s", &format!("{copied}. {msg}"))];
         assert_eq!(find_copies(&kb2, &p2, "", &[msg.to_string()]).len(), 1);
+    }
+
+    #[test]
+    fn product_layout_dashes_and_addresses_are_not_copies() {
+        // a package's own files, a Go source location, a mangled symbol: the product's
+        let layout = "file \"/usr/local/lib/python3.11/dist-packages/vllm/model_executor/layers/linear.py\", line 1201 process_linux.go:449 _zn3c104cuda9setdeviceei";
+        let p = paste(
+            "e1",
+            "t1",
+            &format!("{layout} in the user's own words that follow"),
+        );
+        assert!(find_copies(&kb(layout), &[p], "", &[]).is_empty());
+        // a table border is not a paste's words
+        let dashes = "-".repeat(90);
+        let p = paste("e2", "t2", &format!("| gpu |\n{dashes}\n"));
+        assert!(find_copies(&kb(&dashes), &[p], "", &[]).is_empty());
+        // an IPv4 address is not a release; a release still is, unless a primary source has it
+        let p = paste("e3", "t3", "connect to 127.0.0.1 failed, NCCL 2.19.3");
+        let got = find_copies(
+            &kb("bootstrap 127.0.0.1 NCCL 2.19.3"),
+            &[p.clone()],
+            "",
+            &[],
+        );
+        assert_eq!(
+            got.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+            vec!["2.19.3"]
+        );
+        assert!(find_copies(&kb("NCCL 2.19.3"), &[p], "2.19.3\n", &[]).is_empty());
+        // the user's own words are still caught
+        let own =
+            "my cluster node gpu-rack-17 started failing after the firmware update last tuesday";
+        let p = paste("e4", "t4", own);
+        assert_eq!(find_copies(&kb(own), &[p], "", &[]).len(), 1);
+    }
+
+    #[test]
+    fn releases_table_rows_have_a_product_a_version_and_a_source() {
+        let mut lines = RELEASES_TSV.lines();
+        assert_eq!(lines.next(), Some("product\tversion\tsource"));
+        for l in lines {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert_eq!(cols.len(), 3, "{l}");
+            assert!(version_re().is_match(cols[1]), "{l}");
+            assert!(cols[2].starts_with("https://"), "{l}");
+        }
     }
 
     #[test]

@@ -282,7 +282,7 @@ impl Cand {
 }
 
 /// Every number the ranking uses, in one place. Scores are unbounded (higher is better);
-/// confidences are in 0..1.
+/// confidences are in 0..1 (the text's: [`crate::confidence`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Weights {
     /// A matching signature's base strength (times its `weight`).
@@ -323,10 +323,6 @@ pub struct Weights {
     pub code_only: f64,
     /// A further hit of an already-shown category counts this much per earlier one.
     pub diversity: f64,
-    /// Score at which confidence reaches 1 - 1/e.
-    pub confidence_scale: f64,
-    /// Confidence cap without a signature or code match.
-    pub weak_cap: f64,
     /// A candidate the text supports: a strong match, or at least this fraction of the
     /// best score. Only such candidates move up when the machine confirms them.
     pub support: f64,
@@ -358,8 +354,6 @@ pub const WEIGHTS: Weights = Weights {
     same_framework_add: 1.0,
     code_only: 0.9,
     diversity: 0.85,
-    confidence_scale: 14.0,
-    weak_cap: 0.45,
     support: 0.5,
     confirmed_floor: 0.9,
     doctor_failure_conf: 0.75,
@@ -800,21 +794,34 @@ impl Kb {
             .filter(|t| t.len() > 2)
             .collect();
         let top = pool.first().map(|s| s.score).unwrap_or(1.0).max(1e-9);
+        let causes: Vec<String> = pool
+            .iter()
+            .map(|s| {
+                m.t.entry(&s.id)
+                    .map_or_else(|| s.id.clone(), |e| m.t.str(e.category).to_string())
+            })
+            .collect();
+        let confidences = crate::confidence::ranked(
+            &crate::confidence::CONFIDENCE,
+            &causes
+                .iter()
+                .zip(&pool)
+                .map(|(c, s)| (c.as_str(), s.score, s.cand.has_strong()))
+                .collect::<Vec<_>>(),
+        );
         let mut hits = Vec::new();
-        for Scored {
-            score,
-            id,
-            cand: c,
-            verdicts,
-            undecided,
-        } in pool
+        for (
+            Scored {
+                score,
+                id,
+                cand: c,
+                verdicts,
+                undecided,
+            },
+            conf,
+        ) in pool.into_iter().zip(confidences)
         {
             let has_strong = c.has_strong();
-            let mut conf = 1.0 - (-score / w.confidence_scale).exp();
-            if !has_strong {
-                conf = conf.min(w.weak_cap);
-            }
-            conf *= 0.5 + 0.5 * (score / top);
             let conf = (conf * 100.0).round() / 100.0;
             let supported = has_strong || score >= w.support * top;
             let mut matched = c.matched;

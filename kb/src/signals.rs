@@ -268,7 +268,10 @@ pub fn extract(text: &str) -> Signals {
         }
     }
     if has("nvml") && text.contains("ERROR_") {
-        for line in text.lines().filter(|l| l.to_ascii_lowercase().contains("nvml")) {
+        for line in text
+            .lines()
+            .filter(|l| l.to_ascii_lowercase().contains("nvml"))
+        {
             for c in GO_NVML_NAME.captures_iter(line) {
                 push_unique(&mut s.code_names, format!("NVML_ERROR_{}", &c[1]));
             }
@@ -373,7 +376,9 @@ mod tests {
             extract("NVML_ERROR_LIBRARY_NOT_FOUND").code_names,
             vec!["NVML_ERROR_LIBRARY_NOT_FOUND"]
         );
-        assert!(extract("curl: ERROR_TIMEOUT while fetching").code_names.is_empty());
+        assert!(extract("curl: ERROR_TIMEOUT while fetching")
+            .code_names
+            .is_empty());
     }
 
     #[test]

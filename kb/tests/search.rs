@@ -28,7 +28,14 @@ fn arch_mismatch_ranks_first() {
         "{:?}",
         top.matched
     );
-    assert!(top.confidence > 0.5 && top.confidence < 1.0);
+    // Several causes print this message (torch, a prebuilt extension, a self-built one):
+    // the calibrated confidence says the first is likelier, not certain.
+    assert!(
+        top.confidence > 0.2 && top.confidence < 0.8,
+        "{}",
+        top.confidence
+    );
+    assert!(hits[1..].iter().all(|h| h.confidence <= top.confidence));
 }
 
 #[test]

@@ -1,0 +1,122 @@
+//! Entries by mechanism, not by phrase: one failure (a CUDA library the loader cannot find,
+//! one older than the build, NVML's return codes) is generated for every library, major
+//! version and message form the products print it in, and each variant must get the
+//! mechanism's cause first. The message forms are the products' own format strings (the
+//! dynamic loader, TensorFlow's dso_loader, ONNX Runtime's provider bridge, CTranslate2,
+//! CuPy, the jax CUDA plugin, go-nvml), not any one user's paste.
+
+use gpukb_kb::Kb;
+
+fn first_cause(kb: &Kb, text: &str) -> Option<String> {
+    kb.search(text, None, 3)
+        .unwrap()
+        .first()
+        .map(|h| h.category.clone())
+}
+
+/// Runs every case and fails with the list of wrong ones (expected causes: any of).
+fn check(kb: &Kb, cases: &[(String, &[&str])]) {
+    let map = kb.category_map().unwrap();
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(text, want)| {
+            let got = first_cause(kb, text);
+            let ok = got
+                .as_deref()
+                .is_some_and(|g| want.iter().any(|w| map.same_cause(w, g)));
+            (!ok).then(|| format!("{text}\n   want {want:?}, got {got:?}"))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} variants wrong:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The CUDA math/compiler libraries, by Linux soname stem and Windows DLL stem.
+const LIBRARIES: &[(&str, &str)] = &[
+    ("libcublas", "cublas64"),
+    ("libcublasLt", "cublasLt64"),
+    ("libcufft", "cufft64"),
+    ("libcurand", "curand64"),
+    ("libcusolver", "cusolver64"),
+    ("libcusparse", "cusparse64"),
+    ("libnvrtc", "nvrtc64"),
+];
+
+#[test]
+fn a_cuda_library_the_loader_cannot_find_is_a_missing_library_in_every_form() {
+    let kb = Kb::open().unwrap();
+    let missing: &[&str] = &["missing_runtime_lib"];
+    // Only onnxruntime-gpu's CUDA 11 build asks for a .so.11 library (the PyPI default has
+    // been the CUDA 12 build since 1.19): that build is the cause.
+    let ort_cuda11: &[&str] = &["ext_cuda_version_mismatch"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for (so, dll) in LIBRARIES {
+        for major in [11, 12, 13] {
+            let soname = format!("{so}.so.{major}");
+            let dllname = format!("{dll}_{major}.dll");
+            // ONNX Runtime's provider bridge (its CUDA provider links cuBLAS, cuBLASLt,
+            // cuFFT and cuRAND of this list)
+            let ort_links = ["libcublas", "libcublasLt", "libcufft", "libcurand"].contains(so);
+            cases.extend(ort_links.then(|| (
+                format!("[E:onnxruntime:Default, provider_bridge_ort.cc:1862 TryGetProviderInfo_CUDA] Failed to load library libonnxruntime_providers_cuda.so with error: {soname}: cannot open shared object file: No such file or directory"),
+                if major == 11 { ort_cuda11 } else { missing },
+            )));
+            let forms = [
+                // the dynamic loader, through Python's ctypes / an import
+                format!("OSError: {soname}: cannot open shared object file: No such file or directory"),
+                // TensorFlow's dso_loader
+                format!("W tensorflow/tsl/platform/default/dso_loader.cc:66] Could not load dynamic library '{soname}'; dlerror: {soname}: cannot open shared object file: No such file or directory"),
+                // CuPy
+                format!("RuntimeError: CuPy failed to load {soname}: OSError: {soname}: cannot open shared object file: No such file or directory"),
+                // CTranslate2 on Windows and Linux
+                format!("RuntimeError: Library {dllname} is not found or cannot be loaded"),
+                format!("RuntimeError: Library {soname} is not found or cannot be loaded"),
+                // a Windows DLL lookup
+                format!("Could not locate {dllname}. Please make sure it is in your library path!"),
+            ];
+            cases.extend(forms.into_iter().map(|c| (c, missing)));
+        }
+    }
+    check(&kb, &cases);
+}
+
+#[test]
+fn jax_names_the_library_its_plugin_cannot_load_or_finds_too_old() {
+    let kb = Kb::open().unwrap();
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for name in ["CUDA", "cuBLAS", "cuSPARSE", "cuSOLVER", "cuFFT", "cuPTI"] {
+        cases.push((
+            format!("RuntimeError: Unable to load {name}. Is it installed?"),
+            &["missing_runtime_lib"],
+        ));
+        cases.push((
+            format!("CUDA backend failed to initialize: Found {name} version 12010, but JAX was built against version 12030, which is newer. The copy of {name} that is installed must be at least as new as the version against which JAX was built. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"),
+            &["env_cuda_runtime_mismatch"],
+        ));
+    }
+    cases.push((
+        "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.".into(),
+        &["lib_built_without_cuda"],
+    ));
+    check(&kb, &cases);
+}
+
+#[test]
+fn go_nvml_prints_nvml_return_codes_without_their_prefix() {
+    let kb = Kb::open().unwrap();
+    let want: &[&str] = &["driver_not_installed", "k8s_device_plugin_config"];
+    let cases: Vec<(String, &[&str])> = [
+        "E0612 09:14:22.120110       1 factory.go:68] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.",
+        "{\"level\":\"error\",\"ts\":1733300000.1,\"msg\":\"Failed to initialize NVML\",\"error\":\"ERROR_LIBRARY_NOT_FOUND\"}",
+        "time=\"2025-06-01T10:00:00Z\" level=error msg=\"nvml init failed: ERROR_LIBRARY_NOT_FOUND\"",
+    ]
+    .into_iter()
+    .map(|t| (t.to_string(), want))
+    .collect();
+    check(&kb, &cases);
+}

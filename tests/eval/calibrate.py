@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Fit and check the confidence model of `gpukb search` (issue 21, item 5).
+
+The confidence search prints for its first answer is a logistic function of three facts of
+the ranking (kb/src/confidence.rs):
+  strong   the first answer matched a signature or an error code (not words alone),
+  score    its score,
+  rival    the best score of another cause, over the first answer's score (0 when none).
+
+Fitting data must be pastes scored *before* any KB entry was written from them (a fresh
+corpus file, its tuning part only): the KB fits the pastes it was written next to, so a
+model fitted on them would be over-confident on pastes nobody has seen.
+
+  calibrate.py features FILE.jsonl... > feats.tsv     # one row per case (needs target/release/gpukb)
+  calibrate.py fit feats.tsv                          # prints the coefficients
+  calibrate.py ece feats.tsv A B C D                  # ECE (10 bins) of the model with those coefficients
+"""
+import json, math, subprocess, sys
+
+GPUKB = "target/release/gpukb"
+
+
+def strong(hit):
+    return any(not (m.startswith("words:") or m.startswith("names ")) for m in hit.get("matched", []))
+
+
+def features(paths):
+    print("id\tlabel\tright\tstrong\tscore\trival\tprinted")
+    for p in paths:
+        for line in open(p):
+            if not line.strip():
+                continue
+            c = json.loads(line)
+            out = subprocess.run([GPUKB, "search", "--no-detect", "--json"], input=c["error"].encode(),
+                                 capture_output=True, timeout=60)
+            try:
+                res = json.loads(out.stdout)["results"]
+            except Exception:
+                res = []
+            if not res:
+                print(f"{c['id']}\t{c['root_cause']}\t0\t0\t0\t0\t0")
+                continue
+            top = res[0]
+            cause = lambda h: h["id"] if h["category"] == "code" else h["category"]
+            rival = max((h["score"] for h in res[1:] if cause(h) != cause(top)), default=0.0)
+            right = int(top["category"] == c["root_cause"])
+            print(f"{c['id']}\t{c['root_cause']}\t{right}\t{int(strong(top))}\t{top['score']}\t"
+                  f"{rival / top['score'] if top['score'] > 0 else 0:.4f}\t{top['confidence']}")
+
+
+def rows(path):
+    out = []
+    for i, l in enumerate(open(path)):
+        if i == 0:
+            continue
+        f = l.rstrip("\n").split("\t")
+        out.append((int(f[2]), int(f[3]), float(f[4]), float(f[5]), float(f[6])))
+    return out
+
+
+def x_of(r):
+    _, st, score, rival, _ = r
+    return [1.0, float(st), math.log1p(score), rival]
+
+
+def predict(w, r):
+    if r[2] <= 0:
+        return 0.0
+    z = sum(a * b for a, b in zip(w, x_of(r)))
+    return 1 / (1 + math.exp(-z))
+
+
+def fit(path, l2=0.5, steps=20000, lr=0.05):
+    data = [r for r in rows(path) if r[2] > 0]
+    w = [0.0] * 4
+    n = len(data)
+    for _ in range(steps):
+        g = [l2 * wi / n if i else 0.0 for i, wi in enumerate(w)]
+        for r in data:
+            p = predict(w, r)
+            for i, xi in enumerate(x_of(r)):
+                g[i] += (p - r[0]) * xi / n
+        w = [wi - lr * gi for wi, gi in zip(w, g)]
+    return w
+
+
+def ece(pairs):
+    bins = [[0, 0.0, 0] for _ in range(10)]
+    for conf, right in pairs:
+        b = min(int(conf * 10), 9)
+        bins[b][0] += 1
+        bins[b][1] += conf
+        bins[b][2] += right
+    n = max(len(pairs), 1)
+    return sum(k / n * abs(c / k - r / k) for k, c, r in bins if k)
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "features":
+        features(args)
+    elif cmd == "fit":
+        w = fit(args[0])
+        print(" ".join(f"{x:.4f}" for x in w))
+        d = rows(args[0])
+        print(f"fit set: n={len(d)} accuracy {sum(r[0] for r in d) / len(d):.3f}  "
+              f"ECE printed {ece([(r[4], r[0]) for r in d]):.3f}  model {ece([(predict(w, r), r[0]) for r in d]):.3f}")
+    elif cmd == "ece":
+        w = [float(x) for x in args[1:5]]
+        d = rows(args[0])
+        print(f"n={len(d)} accuracy {sum(r[0] for r in d) / len(d):.3f}  ECE printed "
+              f"{ece([(r[4], r[0]) for r in d]):.3f}  model {ece([(predict(w, r), r[0]) for r in d]):.3f}  "
+              f"mean model conf {sum(predict(w, r) for r in d) / len(d):.3f}  "
+              f"printed differs from model by > 0.015 on {sum(abs(predict(w, r) - r[4]) > 0.015 for r in d)} cases")
+
+
+def cv(path, folds=5):
+    """Cross-validated ECE of the model family on one fit set (to choose the family
+    without looking at any held-out data)."""
+    d = [r for r in rows(path)]
+    preds = []
+    for k in range(folds):
+        train = [r for i, r in enumerate(d) if i % folds != k]
+        test = [r for i, r in enumerate(d) if i % folds == k]
+        tmp = "/tmp/_cv_train.tsv"
+        with open(tmp, "w") as f:
+            f.write("h\n")
+            for r in train:
+                f.write("x\tx\t%d\t%d\t%s\t%s\t%s\n" % r)
+        w = fit(tmp)
+        preds += [(predict(w, r), r[0]) for r in test]
+    return ece(preds)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "cv":
+        print(f"5-fold cross-validated ECE: {cv(sys.argv[2]):.3f}")
+    else:
+        main()
