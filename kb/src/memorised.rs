@@ -524,7 +524,7 @@ mod tests {
         let p = paste("e3", "t3", "connect to 127.0.0.1 failed, NCCL 2.19.3");
         let got = find_copies(
             &kb("bootstrap 127.0.0.1 NCCL 2.19.3"),
-            &[p.clone()],
+            std::slice::from_ref(&p),
             "",
             &[],
         );
