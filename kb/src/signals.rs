@@ -85,6 +85,10 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
 /// ERROR_LIBRARY_NOT_FOUND`. Read only on lines that name NVML.
 static GO_NVML_NAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\bERROR_([A-Z][A-Z_]+)\b").expect("static regex"));
+/// A cudaError_t name printed without its `cudaError` prefix, right after "CUDA error".
+static CUDA_ERROR_BARE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:\bcuda ?error)[ \t:.]+([A-Z][a-z]+(?:[A-Z][a-z]+)+)\b").expect("static regex")
+});
 static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i-u)\b(?:error|code|err|returned|result|status)[ \t]*(?:code[ \t]*)?[=:#]?[ \t]*\(?[ \t]*([0-9]{1,4})\b",
@@ -267,6 +271,13 @@ pub fn extract(text: &str) -> Signals {
             push_unique(&mut s.code_names, m.as_str().to_string());
         }
     }
+    // cuda-python and some wrappers print a cudaError_t without its prefix
+    // ("CUDAError InsufficientDriver"); read only right after "cuda error".
+    if has("cudaerror") || has("cuda error") {
+        for c in CUDA_ERROR_BARE.captures_iter(text) {
+            push_unique(&mut s.code_names, format!("cudaError{}", &c[1]));
+        }
+    }
     if has("nvml") && text.contains("ERROR_") {
         for line in text
             .lines()
@@ -361,6 +372,16 @@ pub fn extract(text: &str) -> Signals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cuda_error_name_without_its_prefix_is_read_after_cuda_error() {
+        assert_eq!(
+            extract("CUDAError InsufficientDriver").code_names,
+            vec!["cudaErrorInsufficientDriver"]
+        );
+        // a plain word after "CUDA error:" is not a name
+        assert!(extract("CUDA error: out of memory").code_names.is_empty());
+    }
 
     #[test]
     fn go_nvml_return_codes_are_nvml_names_only_next_to_nvml() {
