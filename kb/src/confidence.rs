@@ -53,9 +53,9 @@ impl ConfidenceModel {
     }
 }
 
-/// On the same fresh pastes, how often the right cause was one of the answers after the
-/// first when the first was wrong (ranks 2-5: about 19 % of the pastes, of the 42 % the
-/// first answer missed).
+/// How often the right cause was one of the answers after the first when the first was
+/// wrong, on fresh pastes (the c/d/e tuning part on arrival: ranks 2-5 held it for about
+/// 19 % of the pastes, of the 42 % the first answer missed).
 pub const ALTERNATIVES_SHARE: f64 = 0.45;
 
 /// The confidence of each ranked answer (best first), from (cause, score, strong): the
