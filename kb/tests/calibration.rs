@@ -5,6 +5,7 @@
 //! saw them before any entry was written from it (`tests/eval/calibrate.py features`).
 
 use gpukb_kb::confidence::CONFIDENCE;
+use gpukb_kb::eval::Calibration;
 
 const FRESH: &str = include_str!("../../tests/eval/calibration/fresh.tsv");
 
@@ -32,19 +33,10 @@ fn rows() -> Vec<Row> {
         .collect()
 }
 
+/// Expected calibration error over 10 bins, by the same measure `gpukb kb eval` prints.
 fn ece(pairs: &[(f64, bool)]) -> f64 {
-    let mut bins = [(0usize, 0.0f64, 0usize); 10];
-    for &(c, right) in pairs {
-        let b = ((c * 10.0) as usize).min(9);
-        bins[b].0 += 1;
-        bins[b].1 += c;
-        bins[b].2 += usize::from(right);
-    }
-    let n = pairs.len() as f64;
-    bins.iter()
-        .filter(|b| b.0 > 0)
-        .map(|&(k, c, r)| k as f64 / n * (c / k as f64 - r as f64 / k as f64).abs())
-        .sum()
+    let cases: Vec<(f64, bool, bool)> = pairs.iter().map(|&(c, r)| (c, r, r)).collect();
+    Calibration::from_cases(&cases).ece
 }
 
 #[test]
