@@ -186,6 +186,18 @@ fn host_res() -> &'static [Regex; 2] {
     })
 }
 
+/// Host names an installer or image gives every machine (Ubuntu's and L4T's `ubuntu`,
+/// Raspberry Pi OS's `raspberrypi`): shared by thousands of pastes, so not one paste's.
+const DEFAULT_HOSTS: &[&str] = &[
+    "ubuntu",
+    "tegra-ubuntu",
+    "localhost",
+    "raspberrypi",
+    "debian",
+    "fedora",
+    "archlinux",
+];
+
 /// Unix prefixes whose paths are the product's layout, not a user's.
 const SYSTEM_PREFIXES: &[&str] = &[
     "/usr/",
@@ -223,7 +235,7 @@ fn tokens(text: &str) -> BTreeSet<(CopyKind, String)> {
         for c in re.captures_iter(text) {
             if let Some(h) = c.get(1) {
                 let h = h.as_str().to_lowercase();
-                if h.len() >= 3 {
+                if h.len() >= 3 && !DEFAULT_HOSTS.contains(&h.as_str()) {
                     out.insert((CopyKind::Host, h));
                 }
             }
@@ -569,6 +581,14 @@ mod tests {
         assert!(t.contains(&(CopyKind::Version, "555.42.06".into())));
         assert!(t.contains(&(CopyKind::Version, "6.8.0-45-generic".into())));
         assert!(!t.iter().any(|(_, s)| s.starts_with("/usr/")), "{t:?}");
+    }
+
+    #[test]
+    fn installer_default_host_names_are_not_the_pastes() {
+        let t = tokens("nvidia@ubuntu:~$ nvidia-smi\nroot@localhost:~# ls\nbob@gpubox:~$ ls");
+        assert!(!t.iter().any(|(k, h)| *k == CopyKind::Host && h == "ubuntu"), "{t:?}");
+        assert!(!t.iter().any(|(k, h)| *k == CopyKind::Host && h == "localhost"), "{t:?}");
+        assert!(t.contains(&(CopyKind::Host, "gpubox".into())));
     }
 
     #[test]
