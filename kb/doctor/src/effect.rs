@@ -194,7 +194,7 @@ const EFFECTS: &[(Effect, &str)] = &[
 
 /// Commands with no effect on the machine beyond the working tree: reads,
 /// queries, builds, runs of the user's own program, shell variables.
-const INERT: &str = r"^(#|P$|Q$|S$|\.\.\.|[A-Za-z_]+=\S*$|apt-get\s+-y\s+update|\S*/nvidia-smi\b|autotag\b|ds_report\b|ollama\b|python3?\s+-W\b|\S+\.py\b|swapon\s+--show|ldconfig\s+-p|dirname\b|:\$|/\S*lib:\$|ls\b|cat\b|grep\b|egrep\b|awk\b|sed\s+[^-]|sed\s+-n|head\b|tail\b|sort\b|uniq\b|wc\b|tr\b|cut\b|paste\b|echo\b|printf\b|nvidia-smi\b|python3?\s+-c\b|python3?\s+(-m\s+venv\b|\S+\.py\b)|python3?\s+-m\s+(torch\.utils\.collect_env|xformers\.info|pip\s+(list|show|check|freeze|debug)|bitsandbytes)|pip3?\s+(list|show|check|freeze|debug|download|index)\b|conda\s+(list|info|env\s+list)\b|uname\b|lspci\b|lsmod\b|modinfo\b|dmesg\b|journalctl\b|ldd\b|readlink\b|realpath\b|find\b|which\b|command\s+-v|type\b|dpkg\s+(-l|-L|-S|--list)|dpkg-query\b|rpm\s+-q|apt-cache\b|apt\s+(list|policy|show|search)\b|apt(-get)?\s+update\b|dnf\s+(list|info|check-update)|ubuntu-drivers\s+(devices|list)|mokutil\s+--(sb-state|list-enrolled|test-key)|nvcc\b|ptxas\b|cuobjdump\b|nvdisasm\b|gpukb\b|export\b|unset\b|env\b|set\b|cd\b|true\b|false\b|test\b|\[|if\b|then\b|else\b|fi\b|for\b|do\b|done\b|ps\b|fuser\b|lsof\b|systemctl\s+(status|is-active|is-enabled|list-units|cat)\b|nvidia-ctk\s+(--version|cdi\s+list)|nvidia-container-cli\b|dcgmi\b|nvpmodel\s+-q|jetson_clocks\s+--show|tegrastats\b|curl\b|wget\b|git\s+clone\b|cmake\b|make\b|ninja\b|python3?\s+setup\.py\b|torchrun\b|vllm\b|trtexec\b|compute-sanitizer\b|nsys\b|ncu\b|stat\b|id\b|groups\b|getent\b|nproc\b|free\b|df\b|du\b|mount\b|ulimit\b|bash\s+\S+\.sh|source\b|\.\s|jq\b|deactivate\b|conda\s+activate\b|hostname\b|ip\b|ibv_devinfo\b|ibstat\b|numactl\b|nvidia-bug-report\.sh|wsl\s+(-l|--list|--status|--version)|ffmpeg\b[^|;&]*-f\s+null\s+-(\s|$))";
+const INERT: &str = r"^(#|P$|Q$|S$|\.\.\.|[A-Za-z_]+=\S*$|apt-get\s+-y\s+update|\S*/nvidia-smi\b|autotag\b|ds_report\b|ollama\b|python3?\s+-W\b|\S+\.py\b|swapon\s+--show|ldconfig\s+-p|dirname\b|:\$|/\S*lib:\$|ls\b|cat\b|grep\b|egrep\b|awk\b|sed\s+[^-]|sed\s+-n|head\b|tail\b|sort\b|uniq\b|wc\b|tr\b|cut\b|paste\b|echo\b|printf\b|nvidia-smi\b|python3?\s+-c\b|python3?\s+(-m\s+venv\b|\S+\.py\b)|python3?\s+-m\s+(torch\.utils\.collect_env|xformers\.info|pip\s+(list|show|check|freeze|debug|download|index)|bitsandbytes)|uv\s+venv\b|pip3?\s+(list|show|check|freeze|debug|download|index)\b|conda\s+(list|info|env\s+list)\b|uname\b|lspci\b|lsmod\b|modinfo\b|dmesg\b|journalctl\b|ldd\b|readlink\b|realpath\b|find\b|which\b|command\s+-v|type\b|dpkg\s+(-l|-L|-S|--list)|dpkg-query\b|rpm\s+-q|apt-cache\b|apt\s+(list|policy|show|search)\b|apt(-get)?\s+update\b|dnf\s+(list|info|check-update)|ubuntu-drivers\s+(devices|list)|mokutil\s+--(sb-state|list-enrolled|test-key)|nvcc\b|ptxas\b|cuobjdump\b|nvdisasm\b|gpukb\b|export\b|unset\b|env\b|set\b|cd\b|true\b|false\b|test\b|\[|if\b|then\b|else\b|fi\b|for\b|do\b|done\b|ps\b|fuser\b|lsof\b|systemctl\s+(status|is-active|is-enabled|list-units|cat)\b|nvidia-ctk\s+(--version|cdi\s+list)|nvidia-container-cli\b|dcgmi\b|nvpmodel\s+-q|jetson_clocks\s+--show|tegrastats\b|curl\b|wget\b|git\s+clone\b|cmake\b|make\b|ninja\b|python3?\s+setup\.py\b|torchrun\b|vllm\b|trtexec\b|compute-sanitizer\b|nsys\b|ncu\b|stat\b|id\b|groups\b|getent\b|nproc\b|free\b|df\b|du\b|mount\b|ulimit\b|bash\s+\S+\.sh|source\b|\.\s|jq\b|deactivate\b|conda\s+activate\b|hostname\b|ip\b|ibv_devinfo\b|ibstat\b|numactl\b|nvidia-bug-report\.sh|wsl\s+(-l|--list|--status|--version)|ffmpeg\b[^|;&]*-f\s+null\s+-(\s|$))";
 
 /// Every regex of the table, compiled once.
 struct Tables {
@@ -445,6 +445,12 @@ mod tests {
         );
         assert_eq!(one("wsl --shutdown   # in PowerShell"), [WindowsAction]);
         assert_eq!(one("ls -d /usr/local/cuda-*"), [Inert]);
+        assert_eq!(
+            one("python -m pip download --no-deps <package>==<version> -d /tmp/w"),
+            [Inert]
+        );
+        assert_eq!(one("python -m pip index versions <package>"), [Inert]);
+        assert_eq!(one("uv venv --python 3.11"), [Inert]);
         assert!(effects_of("frobnicate --all").is_err());
     }
 
