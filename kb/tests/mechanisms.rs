@@ -120,3 +120,102 @@ fn go_nvml_prints_nvml_return_codes_without_their_prefix() {
     .collect();
     check(&kb, &cases);
 }
+
+/// The causes of the first three answers.
+fn top3_causes(kb: &Kb, text: &str) -> Vec<String> {
+    kb.search(text, None, 3)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.category)
+        .collect()
+}
+
+#[test]
+fn a_driver_api_function_the_loaded_driver_lacks_is_a_driver_older_than_the_build() {
+    let kb = Kb::open().unwrap();
+    let older: &[&str] = &["cuda_minor_compat_api", "driver_too_old"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    // driver API functions added over CUDA 11-12 (green contexts, launch attributes, tensor
+    // maps, the library API, virtual memory management)
+    for sym in [
+        "cuGreenCtxCreate",
+        "cuGreenCtxDestroy",
+        "cuCtxCreate_v3",
+        "cuLaunchKernelEx",
+        "cuTensorMapEncodeTiled",
+        "cuLibraryLoadData",
+        "cuKernelGetFunction",
+        "cuMemCreate",
+        "cuDevSmResourceSplitByCount",
+    ] {
+        for form in [
+            // an extension linked against libcuda, imported by Python
+            format!("ImportError: /opt/venv/lib/python3.12/site-packages/fastops/_C.abi3.so: undefined symbol: {sym}"),
+            // the dynamic loader running a program
+            format!("./bin/server: symbol lookup error: ./lib/libkernels.so: undefined symbol: {sym}"),
+            // Windows' loader and a Go program's dlsym
+            format!("The procedure entry point {sym} could not be located in the dynamic link library C:\\WINDOWS\\system32\\nvcuda.dll."),
+            format!("msg=\"unable to load cuda driver library\" error=\"symbol lookup for {sym} failed\""),
+        ] {
+            cases.push((form, older));
+        }
+    }
+    check(&kb, &cases);
+    // a library's own API (cuBLASLt, cuDNN, the runtime) missing a symbol is not the driver's
+    for lib_symbol in [
+        "OSError: /opt/conda/lib/libcublas.so.12: undefined symbol: cublasLtGetStatusString, version libcublasLt.so.12",
+        "ImportError: /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12",
+        "OSError: /opt/venv/lib/libcudnn_graph.so.9: undefined symbol: cudnnGetLastErrorString",
+    ] {
+        let got = first_cause(&kb, lib_symbol);
+        assert!(
+            !got.as_deref().is_some_and(|g| older.contains(&g)),
+            "{lib_symbol}\n   got {got:?}"
+        );
+    }
+}
+
+#[test]
+fn a_package_built_for_another_cuda_major_names_both_majors() {
+    let kb = Kb::open().unwrap();
+    let other: &[&str] = &["ext_cuda_version_mismatch"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for lib in ["libcudart", "libcublas", "libcublasLt", "libnvrtc"] {
+        // built for CUDA 11, the machine has 12 (or 13)
+        for have in ["torch 2.5.1+cu124", "CUDA Version: 12.4", "nvcc: Cuda compilation tools, release 13.0, V13.0.88"] {
+            cases.push((format!("$ python -c 'import torch'; {have}\nImportError: {lib}.so.11: cannot open shared object file: No such file or directory"), other));
+            cases.push((format!("ImportError: {lib}.so.11: cannot open shared object file: No such file or directory\n$ pip list | grep torch\n{have}"), other));
+        }
+    }
+    for dll in ["cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll"] {
+        // built for CUDA 12, the machine has 11
+        cases.push((format!("RuntimeError: Library {dll} is not found or cannot be loaded\nC:\\> nvcc --version\nCuda compilation tools, release 11.8, V11.8.89"), other));
+    }
+    check(&kb, &cases);
+    // alone, the soname says only that the library is missing, but the other major is
+    // among the first three answers
+    for bare in [
+        "OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+        "error while loading shared libraries: libcublas.so.11: cannot open shared object file: No such file or directory",
+        "RuntimeError: Library cublas64_12.dll is not found or cannot be loaded",
+    ] {
+        let got = top3_causes(&kb, bare);
+        assert_eq!(got.first().map(String::as_str), Some("missing_runtime_lib"), "{bare}");
+        assert!(got.iter().any(|g| g == "ext_cuda_version_mismatch"), "{bare}: {got:?}");
+    }
+}
+
+#[test]
+fn a_bare_no_kernel_image_lists_a_newer_gpu_an_older_gpu_and_a_prebuilt_package() {
+    let kb = Kb::open().unwrap();
+    for form in [
+        "CUDA error: no kernel image is available for execution on the device",
+        "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    ] {
+        let got = top3_causes(&kb, form);
+        for want in ["arch_mismatch_wheel", "gpu_arch_dropped", "arch_mismatch_prebuilt"] {
+            assert!(got.iter().any(|g| g == want), "{form}: {want} not in {got:?}");
+        }
+    }
+}
