@@ -586,8 +586,15 @@ mod tests {
     #[test]
     fn installer_default_host_names_are_not_the_pastes() {
         let t = tokens("nvidia@ubuntu:~$ nvidia-smi\nroot@localhost:~# ls\nbob@gpubox:~$ ls");
-        assert!(!t.iter().any(|(k, h)| *k == CopyKind::Host && h == "ubuntu"), "{t:?}");
-        assert!(!t.iter().any(|(k, h)| *k == CopyKind::Host && h == "localhost"), "{t:?}");
+        assert!(
+            !t.iter().any(|(k, h)| *k == CopyKind::Host && h == "ubuntu"),
+            "{t:?}"
+        );
+        assert!(
+            !t.iter()
+                .any(|(k, h)| *k == CopyKind::Host && h == "localhost"),
+            "{t:?}"
+        );
         assert!(t.contains(&(CopyKind::Host, "gpubox".into())));
     }
 

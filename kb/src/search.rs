@@ -353,7 +353,7 @@ pub const WEIGHTS: Weights = Weights {
     same_framework: 1.3,
     same_framework_add: 1.0,
     code_only: 0.9,
-    diversity: 0.85,
+    diversity: 0.6,
     support: 0.5,
     confirmed_floor: 0.9,
     doctor_failure_conf: 0.75,

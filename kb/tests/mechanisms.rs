@@ -182,7 +182,11 @@ fn a_package_built_for_another_cuda_major_names_both_majors() {
     let mut cases: Vec<(String, &[&str])> = Vec::new();
     for lib in ["libcudart", "libcublas", "libcublasLt", "libnvrtc"] {
         // built for CUDA 11, the machine has 12 (or 13)
-        for have in ["torch 2.5.1+cu124", "CUDA Version: 12.4", "nvcc: Cuda compilation tools, release 13.0, V13.0.88"] {
+        for have in [
+            "torch 2.5.1+cu124",
+            "CUDA Version: 12.4",
+            "nvcc: Cuda compilation tools, release 13.0, V13.0.88",
+        ] {
             cases.push((format!("$ python -c 'import torch'; {have}\nImportError: {lib}.so.11: cannot open shared object file: No such file or directory"), other));
             cases.push((format!("ImportError: {lib}.so.11: cannot open shared object file: No such file or directory\n$ pip list | grep torch\n{have}"), other));
         }
@@ -218,4 +222,68 @@ fn a_bare_no_kernel_image_lists_a_newer_gpu_an_older_gpu_and_a_prebuilt_package(
             assert!(got.iter().any(|g| g == want), "{form}: {want} not in {got:?}");
         }
     }
+}
+
+#[test]
+fn kernels_a_driver_cannot_load_are_a_driver_older_than_their_toolkit() {
+    let kb = Kb::open().unwrap();
+    let older: &[&str] = &["driver_too_old"];
+    let cases: Vec<(String, &[&str])> = [
+        // ggml/llama.cpp's CUDA_CHECK, Triton's launcher, the driver API's name and CuPy
+        "CUDA error: device kernel image is invalid\n  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2550",
+        "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+        "cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE",
+        "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid",
+        "error: cudaLaunchKernel returned cudaErrorInvalidKernelImage",
+    ]
+    .into_iter()
+    .map(|t| (t.to_string(), older))
+    .collect();
+    check(&kb, &cases);
+}
+
+#[test]
+fn a_cudnn_9_library_cudnn_cannot_open_is_first_a_library_off_the_loader_path() {
+    let kb = Kb::open().unwrap();
+    let missing: &[&str] = &["missing_runtime_lib"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for lib in [
+        "ops",
+        "cnn",
+        "adv",
+        "graph",
+        "engines_precompiled",
+        "heuristic",
+    ] {
+        cases.push((
+            format!("Unable to load any of {{libcudnn_{lib}.so.9.5.1, libcudnn_{lib}.so.9.5, libcudnn_{lib}.so.9, libcudnn_{lib}.so}}"),
+            missing,
+        ));
+    }
+    check(&kb, &cases);
+    // with cuDNN 8's libraries named next to it, the app and the machine have different majors
+    let both = "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}\n$ ls /usr/lib/x86_64-linux-gnu | grep cudnn\nlibcudnn_ops_infer.so.8\nlibcudnn_cnn_infer.so.8";
+    assert_eq!(
+        first_cause(&kb, both).as_deref(),
+        Some("cudnn_version_mismatch")
+    );
+}
+
+#[test]
+fn cublas_not_supported_is_a_configuration_it_has_no_kernel_for() {
+    let kb = Kb::open().unwrap();
+    for form in [
+        "RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmul( ltHandle, computeDesc.descriptor(), &alpha_val, mat1_ptr, Adesc.descriptor(), mat2_ptr, Bdesc.descriptor(), &beta_val, result_ptr, Cdesc.descriptor(), result_ptr, Cdesc.descriptor(), &heuristicResult.algo, workspace.mutable_data_ptr(), workspaceSize, at::cuda::getCurrentCUDAStream())`",
+    ] {
+        let got = top3_causes(&kb, form);
+        assert_eq!(got.first().map(String::as_str), Some("cudnn_not_supported_input"), "{form}");
+        assert!(got.iter().any(|g| g == "gpu_feature_unsupported"), "{form}: {got:?}");
+    }
+    // naming the BF16 data type says which configuration
+    let bf16 = "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`";
+    assert_eq!(
+        first_cause(&kb, bf16).as_deref(),
+        Some("gpu_feature_unsupported")
+    );
 }
