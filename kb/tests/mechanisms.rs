@@ -297,3 +297,31 @@ fn cublas_not_supported_is_a_configuration_it_has_no_kernel_for() {
         Some("gpu_feature_unsupported")
     );
 }
+
+#[test]
+fn a_module_the_running_kernel_refuses_or_lacks_is_one_not_built_for_it() {
+    let kb = Kb::open().unwrap();
+    let want: &[&str] = &["driver_module_not_built_for_kernel"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for module in ["nvidia", "nvidia_uvm", "nvidia_drm", "nvidia-current"] {
+        for kernel in [
+            "6.8.0-51-generic",
+            "6.12.4-arch1-1",
+            "5.14.0-503.el9.x86_64",
+        ] {
+            cases.push((
+                format!("modprobe: ERROR: could not insert '{module}': Exec format error"),
+                want,
+            ));
+            cases.push((format!("[  12.3] {module}: disagrees about version of symbol module_layout\nuname -r: {kernel}"), want));
+            cases.push((
+                format!(
+                    "modprobe: FATAL: Module {module} not found in directory /lib/modules/{kernel}"
+                ),
+                want,
+            ));
+            cases.push((format!("Error! Your kernel headers for kernel {kernel} cannot be found.\nPlease install the linux-headers-{kernel} package"), want));
+        }
+    }
+    check(&kb, &cases);
+}
