@@ -325,3 +325,52 @@ fn a_module_the_running_kernel_refuses_or_lacks_is_one_not_built_for_it() {
     }
     check(&kb, &cases);
 }
+
+#[test]
+fn version_and_architecture_checks_name_their_cause_for_every_value() {
+    let kb = Kb::open().unwrap();
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    // nvcc older than the architecture asked for, or newer than an architecture it dropped
+    for arch in [
+        "89", "90", "90a", "100", "100a", "103", "110", "120", "121", "35", "37", "50", "52",
+    ] {
+        cases.push((
+            format!("nvcc fatal   : Unsupported gpu architecture 'compute_{arch}'"),
+            &["nvcc_arch_unsupported"],
+        ));
+    }
+    // PyTorch's capability check: a GPU newer than the wheel, or older than its minimum
+    for (sm, name) in [
+        ("120", "NVIDIA GeForce RTX 5090"),
+        ("100", "NVIDIA B200"),
+        ("90", "NVIDIA H100 80GB HBM3"),
+        ("89", "NVIDIA L4"),
+        ("86", "NVIDIA GeForce RTX 3090"),
+    ] {
+        cases.push((format!("UserWarning: \n{name} with CUDA capability sm_{sm} is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80."), &["arch_mismatch_wheel"]));
+    }
+    for (sm, name) in [
+        ("61", "NVIDIA GeForce GTX 1080 Ti"),
+        ("60", "Tesla P100-PCIE-16GB"),
+        ("52", "NVIDIA GeForce GTX 980"),
+        ("70", "Tesla V100-SXM2-16GB"),
+    ] {
+        cases.push((format!("UserWarning: \n{name} with CUDA capability sm_{sm} is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_75 sm_80 sm_86 sm_90 sm_100 sm_120."), &["gpu_arch_dropped"]));
+    }
+    // the driver older than the runtime or the image, in each product's words
+    for found in ["11040", "12020", "12040", "12060", "12080"] {
+        cases.push((format!("RuntimeError: The NVIDIA driver on your system is too old (found version {found}). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx"), &["driver_too_old"]));
+    }
+    for cuda in ["12.4", "12.6", "12.8", "12.9", "13.0"] {
+        cases.push((format!("nvidia-container-cli: requirement error: unsatisfied condition: cuda>={cuda}, please update your driver to a newer version, or use an earlier cuda container: unknown."), &["driver_too_old"]));
+    }
+    for form in [
+        "CUDA driver version is insufficient for CUDA runtime version",
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version",
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+        "cudaGetDeviceCount returned 35\n-> CUDA driver version is insufficient for CUDA runtime version",
+    ] {
+        cases.push((form.to_string(), &["driver_too_old"]));
+    }
+    check(&kb, &cases);
+}
