@@ -375,3 +375,41 @@ fn version_and_architecture_checks_name_their_cause_for_every_value() {
     }
     check(&kb, &cases);
 }
+
+#[test]
+fn nvml_that_cannot_be_loaded_is_no_driver_except_on_a_jetson() {
+    let kb = Kb::open().unwrap();
+    // libnvidia-ml.so.1 ships with the driver; each tool's words for not finding it
+    let forms = [
+        "OSError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+        "./monitor: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+        "nvmlInit failed: NVML_ERROR_LIBRARY_NOT_FOUND",
+        "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is properly installed and present in your system.",
+        "pynvml.nvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+    ];
+    // a Jetson (JetPack 5 and older have no NVML) says so in its release file, its module
+    // name or its container's L4T tag
+    let jetsons = [
+        "$ cat /etc/nv_tegra_release\n# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64\n",
+        "Jetson Orin NX 16GB, JetPack 5.1.2\n",
+        "[jetson-containers] dustynv/l4t-pytorch:r35.2.1\n",
+    ];
+    let no_driver: &[&str] = &["driver_not_installed", "jetson_no_nvml"];
+    let jetson: &[&str] = &["jetson_no_nvml"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for form in forms {
+        // pynvml's own message is the same on both, so either cause is first without context
+        cases.push((
+            form.to_string(),
+            if form.contains("pynvml") {
+                no_driver
+            } else {
+                &["driver_not_installed"]
+            },
+        ));
+        for j in jetsons {
+            cases.push((format!("{j}{form}"), jetson));
+        }
+    }
+    check(&kb, &cases);
+}
