@@ -31,12 +31,14 @@ pub struct ConfidenceModel {
 /// of corpus files c to r (448 pastes from 2019-2026 threads, collected 2026-12-04/05), each
 /// scored before any entry was written from it (their features:
 /// `tests/eval/calibration/fresh.tsv`): search was right first on 60 % of them (in-sample
-/// ECE 0.043, 5-fold cross-validated 0.064).
+/// ECE 0.048, 5-fold cross-validated 0.051). The fit keeps `strong` at 0 or above (a signature
+/// never lowers confidence at the same score and rival); on these pastes it came out 0: a
+/// signature's weight is already in the score.
 pub const CONFIDENCE: ConfidenceModel = ConfidenceModel {
-    intercept: 0.3121,
-    strong: -0.0109,
-    log_score: 0.5874,
-    rival: -2.8681,
+    intercept: 0.3308,
+    strong: 0.0,
+    log_score: 0.5787,
+    rival: -2.8709,
 };
 
 impl ConfidenceModel {
@@ -95,12 +97,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_close_rival_lowers_confidence_and_a_signature_raises_it() {
+    fn a_close_rival_lowers_confidence_and_a_signature_never_lowers_it() {
         let m = CONFIDENCE;
         let alone = m.of(true, 20.0, 0.0);
         let close = m.of(true, 20.0, 0.95);
         assert!(close < alone, "{close} {alone}");
-        assert!(m.of(false, 20.0, 0.0) < alone);
+        assert!(m.of(false, 20.0, 0.0) <= alone);
+        assert!(m.strong >= 0.0);
         assert_eq!(m.of(true, 0.0, 0.0), 0.0);
         assert!(alone <= 0.99);
     }

@@ -81,6 +81,9 @@ def fit(path, l2=0.5, steps=20000, lr=0.05):
             for i, xi in enumerate(x_of(r)):
                 g[i] += (p - r[0]) * xi / n
         w = [wi - lr * gi for wi, gi in zip(w, g)]
+        # a signature or code match never lowers confidence at the same score and rival
+        # (projected gradient: the 'strong' coefficient stays >= 0)
+        w[1] = max(w[1], 0.0)
     return w
 
 
