@@ -234,6 +234,9 @@ fn states_an_error(text: &str) -> bool {
             r"|\b(?:is |are )?missing\b|\bmismatch(?:ed)?\b|\bunsupported\b|\btoo old\b|\binvalid\b",
             r"|\bno module named\b|\b[a-z]*warn(?:ing)?\s*:\s*\S",
             r"|\breturned (?:an? )?(?:error|failure|status|code)\b",
+            // a tool's own report of an error (CMake's "CMake Error at", firmware "reported an
+            // error while", "encountered an exception")
+            r"|\b[a-z]+ error at\b|\b(?:reported|raised|threw|encountered|hit)\s+(?:an?\s+)?(?:error|exception)\b",
             r"|\bexit(?:ed)? (?:with )?(?:code|status)\s*[:=]?\s*-?[1-9]",
             r"|\berror\s*(?:=|code)\s*-?[1-9]",
             r"|\bno such file or directory\b|\bconnection (?:refused|reset|closed|timed out)\b",
@@ -1709,6 +1712,8 @@ mod tests {
             "ollama crashes when the model loads",
             "training hangs at the first all_reduce",
             "GPU not detected after the upgrade",
+            "CMake Error at /usr/share/cmake-3.28/Modules/CMakeDetermineCUDACompiler.cmake:270 (message):",
+            "kgspBootstrap_GH100: GSP-FMC reported an error while attempting to boot GSP",
         ] {
             assert!(super::states_an_error(failed), "{failed}");
         }
@@ -1724,6 +1729,8 @@ mod tests {
             "2024-03-09 19:15:45.018171: I tensorflow/core/platform/cpu_feature_guard.cc:210] ok",
             "NCCL INFO comm 0x55d1 rank 0 nranks 8 - Init COMPLETE",
             "the quick brown fox",
+            "-- The CUDA compiler identification is NVIDIA 12.4.131",
+            "the error rate fell at epoch 3",
         ] {
             assert!(!super::states_an_error(worked), "{worked}");
         }
