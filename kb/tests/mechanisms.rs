@@ -413,3 +413,42 @@ fn nvml_that_cannot_be_loaded_is_no_driver_except_on_a_jetson() {
     }
     check(&kb, &cases);
 }
+
+#[test]
+fn driver_files_missing_in_a_container_started_without_gpus_is_that_container() {
+    let kb = Kb::open().unwrap();
+    let missing = [
+        "bash: nvidia-smi: command not found",
+        "OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+    ];
+    let no_runtime: &[&str] = &["container_no_gpu_runtime"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for tool in ["docker", "podman", "nerdctl"] {
+        for verb in [
+            "run -it --rm",
+            "run --rm --name worker -e CUDA_VISIBLE_DEVICES=0",
+        ] {
+            for m in missing {
+                cases.push((format!("$ {tool} {verb} img:cuda12 bash\n{m}"), no_runtime));
+            }
+        }
+    }
+    // Docker's default hostname (12 hex digits) in the prompt, which normalisation strips
+    for m in missing {
+        cases.push((format!("root@5c2f0e9a1b7d:/app# ./serve\n{m}"), no_runtime));
+    }
+    check(&kb, &cases);
+    // with GPUs requested the runtime ran: a missing capability or driver, never 'no GPUs'
+    for flags in [
+        "--gpus all",
+        "--gpus=all",
+        "--runtime=nvidia",
+        "--device nvidia.com/gpu=all",
+    ] {
+        for m in missing {
+            let text = format!("$ docker run --rm {flags} img:cuda12 bash\n{m}");
+            let got = first_cause(&kb, &text);
+            assert_ne!(got.as_deref(), Some("container_no_gpu_runtime"), "{text}");
+        }
+    }
+}
