@@ -559,8 +559,25 @@ impl Kb {
         facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Ranking, KbError> {
-        let e = self.evidence(q)?;
-        self.rank_evidence(q, &e, facts, limit)
+        self.rank_weighted(q, facts, limit, &WEIGHTS)
+    }
+
+    /// [`Kb::rank`] with other weights: for fitting [`WEIGHTS`] on a labelled corpus
+    /// (`kb/examples/fit_weights.rs`), never for answering a user.
+    pub fn rank_weighted(
+        &self,
+        q: &Query,
+        facts: Option<&MachineFacts>,
+        limit: usize,
+        w: &Weights,
+    ) -> Result<Ranking, KbError> {
+        let m = self.matcher()?;
+        let e = if q.normalized.trim().is_empty() {
+            TextEvidence(HashMap::new())
+        } else {
+            TextEvidence(self.gather(m, q, w)?)
+        };
+        self.rank_evidence_weighted(q, &e, facts, limit, w)
     }
 
     /// Step 1 on its own: the evidence the paste's text gives (signatures, codes, BM25),
@@ -581,8 +598,18 @@ impl Kb {
         facts: Option<&MachineFacts>,
         limit: usize,
     ) -> Result<Ranking, KbError> {
+        self.rank_evidence_weighted(q, e, facts, limit, &WEIGHTS)
+    }
+
+    fn rank_evidence_weighted(
+        &self,
+        q: &Query,
+        e: &TextEvidence,
+        facts: Option<&MachineFacts>,
+        limit: usize,
+        w: &Weights,
+    ) -> Result<Ranking, KbError> {
         let m = self.matcher()?;
-        let w = &WEIGHTS;
         let names_failure = e.names_a_failure()
             || e.best_bm25() >= w.failure_bm25
             || (states_an_error(&q.normalized) && e.best_bm25() >= w.min_bm25);

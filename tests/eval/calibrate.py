@@ -14,6 +14,7 @@ model fitted on them would be over-confident on pastes nobody has seen.
   calibrate.py features FILE.jsonl... > feats.tsv     # one row per case (needs target/release/gpukb)
   calibrate.py fit feats.tsv                          # prints the coefficients
   calibrate.py ece feats.tsv A B C D                  # ECE (10 bins) of the model with those coefficients
+  calibrate.py noise feats.tsv                        # is the printed confidence's ECE more than chance?
 """
 import json, math, subprocess, sys
 
@@ -135,8 +136,40 @@ def cv(path, folds=5):
     return ece(preds)
 
 
+def noise(path, runs=4000, seed=21):
+    """How large the ECE of the printed confidence is next to what chance alone gives.
+
+    A perfectly calibrated model, printing the same confidences, is right on each paste with
+    that probability; its ECE on a few hundred pastes is still well above 0 because each bin
+    holds few pastes. This simulates it (seeded) and reports where the measured ECE falls,
+    plus Spiegelhalter's z (a test of calibration that needs no bins: |z| < 1.96 means no
+    evidence of miscalibration at the 5 % level) and the mean confidence next to accuracy.
+    """
+    import random
+    d = rows(path)
+    pairs = [(r[4], r[0]) for r in d]
+    measured = ece(pairs)
+    rng = random.Random(seed)
+    sims = sorted(ece([(c, int(rng.random() < c)) for c, _ in pairs]) for _ in range(runs))
+    at = sum(s < measured for s in sims) / runs
+    num = sum((y - p) * (1 - 2 * p) for p, y in pairs)
+    den = math.sqrt(sum((1 - 2 * p) ** 2 * p * (1 - p) for p, _ in pairs))
+    z = num / den if den else 0.0
+    mean_conf = sum(p for p, _ in pairs) / len(pairs)
+    acc = sum(y for _, y in pairs) / len(pairs)
+    se = math.sqrt(sum(p * (1 - p) for p, _ in pairs)) / len(pairs)
+    print(f"n={len(pairs)}  ECE printed {measured:.3f}")
+    print(f"a perfectly calibrated model with these confidences: median ECE {sims[runs // 2]:.3f}, "
+          f"90th percentile {sims[int(runs * 0.9)]:.3f}, 95th {sims[int(runs * 0.95)]:.3f}; "
+          f"the measured ECE is above {at:.0%} of its runs")
+    print(f"Spiegelhalter z {z:+.2f}  mean confidence {mean_conf:.3f} vs accuracy {acc:.3f} "
+          f"(standard error {se:.3f})")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "cv":
+    if sys.argv[1] == "noise":
+        noise(sys.argv[2])
+    elif sys.argv[1] == "cv":
         print(f"5-fold cross-validated ECE: {cv(sys.argv[2]):.3f}")
     else:
         main()
