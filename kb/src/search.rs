@@ -1669,6 +1669,10 @@ fn distinguish(kb: &Kb, results: &[Hit]) -> Option<Distinguish> {
         })
         .collect();
     let mut answers = answers;
+    // the same check confirming both tells nothing apart
+    if answers.len() == 2 && answers[0].if_ == answers[1].if_ {
+        return None;
+    }
     match answers.len() {
         0 => return None,
         1 => {

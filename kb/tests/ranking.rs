@@ -169,3 +169,24 @@ fn causes_that_share_a_message_get_the_command_that_tells_them_apart() {
         .iter()
         .all(|a| !a.if_.is_empty() && !a.then.is_empty()));
 }
+
+#[test]
+fn a_distinguishing_command_tells_the_two_causes_apart() {
+    // torch's "Found no NVIDIA driver" has two causes: no NVIDIA GPU in the machine, or a GPU
+    // without its driver; both entries are confirmed by the same machine check, so the
+    // command offered must be one whose answers differ (lspci), never two equal answers
+    let kb = Kb::open().unwrap();
+    for paste in [
+        &b"RuntimeError: Found no NVIDIA driver on your system."[..],
+        b"RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+    ] {
+        let r = kb.rank(&kb.analyze(paste), None, 5).unwrap();
+        let ids: Vec<&str> = r.results.iter().take(2).map(|h| h.id.as_str()).collect();
+        assert!(ids.contains(&"no-cuda-gpu-available"), "{ids:?}");
+        assert!(ids.contains(&"nvidia-driver-not-installed"), "{ids:?}");
+        let d = r.distinguish.expect("a distinguishing command");
+        assert!(d.command.contains("lspci"), "{d:?}");
+        assert!(d.answers.len() >= 2, "{d:?}");
+        assert_ne!(d.answers[0].if_, d.answers[1].if_, "{d:?}");
+    }
+}

@@ -86,7 +86,10 @@ fn main() -> Result<(), String> {
     let mut best = WEIGHTS;
     let start = score(&kb, &tune, &best)?;
     let mut best_obj = objective(start);
-    println!("start on {}: top-1 {} top-3 {}", tune.name, start.0, start.1);
+    println!(
+        "start on {}: top-1 {} top-3 {}",
+        tune.name, start.0, start.1
+    );
     for pass in 1..=4 {
         let mut changed = false;
         for (name, field) in FIELDS {
