@@ -452,3 +452,72 @@ fn driver_files_missing_in_a_container_started_without_gpus_is_that_container() 
         }
     }
 }
+
+#[test]
+fn an_undefined_symbol_says_whose_it_is_torch_or_the_cuda_runtime() {
+    // The Itanium-mangled name of a missing symbol names its owner: at::, c10::, torch::,
+    // c10d:: and caffe2:: are torch's C++ API (the extension was built against another torch),
+    // while __cudaPushCallConfiguration/__cudaPopCallConfiguration are the CUDA runtime's
+    // (compiled by a newer nvcc than torch's CUDA). Every extension path, symbol namespace and
+    // spacing the loader prints must give that owner's cause first.
+    let kb = Kb::open().unwrap();
+    let torch_side: &[&str] = &["abi_undefined_symbol", "ext_torch_version_mismatch"];
+    let cuda_side: &[&str] = &["cuda_home_mismatch", "ext_cuda_version_mismatch"];
+    let paths = [
+        "/opt/conda/lib/python3.10/site-packages/mmcv/_ext.cpython-310-x86_64-linux-gnu.so",
+        "/home/u/.venv/lib/python3.11/site-packages/torch_scatter/_scatter_cuda.so",
+        "/home/u/.venv/lib/python3.11/site-packages/detectron2/_C.cpython-311-x86_64-linux-gnu.so",
+        "/work/ops/build/lib.linux-x86_64-3.10/roi_align_cuda.cpython-310-x86_64-linux-gnu.so",
+    ];
+    let torch_symbols = [
+        "_ZN3c106Symbol14fromQualStringERKSs",
+        "_ZNK2at10TensorBase8data_ptrIfEEPT_v",
+        "_ZN5torch3jit17parseSchemaOrNameERKSs",
+        "_ZN6caffe28TypeMeta21_typeMetaDataInstanceIfEEPKNS_6detail12TypeMetaDataEv",
+        "_ZN3c104cuda20getCurrentCUDAStreamEa",
+    ];
+    let cuda_symbols = ["__cudaPushCallConfiguration", "__cudaPopCallConfiguration"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for path in paths {
+        for sep in [": ", ":"] {
+            for sym in torch_symbols {
+                cases.push((
+                    format!("ImportError: {path}{sep}undefined symbol: {sym}"),
+                    torch_side,
+                ));
+            }
+            for sym in cuda_symbols {
+                cases.push((
+                    format!("ImportError: {path}{sep}undefined symbol: {sym}"),
+                    cuda_side,
+                ));
+            }
+        }
+    }
+    check(&kb, &cases);
+}
+
+#[test]
+fn a_cpu_build_of_torch_is_named_in_every_version_form() {
+    // A '+cpu' local version is the CPU-only wheel, whatever prints it (pip, a banner, a
+    // version check); the CUDA device the code asks for is then refused.
+    let kb = Kb::open().unwrap();
+    let cpu_wheel: &[&str] = &["cpu_only_wheel"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for form in [
+        "torch 2.1.0+cpu",
+        "torch==2.1.0+cpu",
+        "torch-2.1.0+cpu",
+        "Torch version: 2.5.1+cpu",
+        "PyTorch: 2.3.1+cpu",
+        "torch v2.0.1+cpu",
+    ] {
+        for error in [
+            "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if available",
+            "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+        ] {
+            cases.push((format!("{form}\n{error}"), cpu_wheel));
+        }
+    }
+    check(&kb, &cases);
+}
