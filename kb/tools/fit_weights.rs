@@ -11,6 +11,8 @@
 //! cargo run --release -p gpukb-kb --example fit_weights -- TUNE.jsonl [MEASURE.jsonl...]
 //! ```
 
+#![allow(clippy::disallowed_methods)] // a developer tool reading labelled corpus files
+
 use gpukb_kb::eval::{parse_jsonl, EvalCase};
 use gpukb_kb::{Kb, Query, Weights, WEIGHTS};
 
