@@ -563,7 +563,7 @@ impl Kb {
     }
 
     /// [`Kb::rank`] with other weights: for fitting [`WEIGHTS`] on a labelled corpus
-    /// (`kb/examples/fit_weights.rs`), never for answering a user.
+    /// (`kb/tools/fit_weights.rs`, cargo example `fit_weights`), never for answering a user.
     pub fn rank_weighted(
         &self,
         q: &Query,
@@ -571,23 +571,22 @@ impl Kb {
         limit: usize,
         w: &Weights,
     ) -> Result<Ranking, KbError> {
-        let m = self.matcher()?;
-        let e = if q.normalized.trim().is_empty() {
-            TextEvidence(HashMap::new())
-        } else {
-            TextEvidence(self.gather(m, q, w)?)
-        };
+        let e = self.evidence_weighted(q, w)?;
         self.rank_evidence_weighted(q, &e, facts, limit, w)
     }
 
     /// Step 1 on its own: the evidence the paste's text gives (signatures, codes, BM25),
     /// for ranking it more than once ([`Kb::rank_evidence`]: on text, then with facts).
     pub fn evidence(&self, q: &Query) -> Result<TextEvidence, KbError> {
+        self.evidence_weighted(q, &WEIGHTS)
+    }
+
+    fn evidence_weighted(&self, q: &Query, w: &Weights) -> Result<TextEvidence, KbError> {
         let m = self.matcher()?;
         if q.normalized.trim().is_empty() {
             return Ok(TextEvidence(HashMap::new()));
         }
-        Ok(TextEvidence(self.gather(m, q, &WEIGHTS)?))
+        Ok(TextEvidence(self.gather(m, q, w)?))
     }
 
     /// Steps 2–5 over gathered evidence: score, diversify, hits, and the machine's say.
