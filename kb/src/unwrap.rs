@@ -1,7 +1,10 @@
 //! Sees through the generic wrappers a paste's real error comes in, before it is
 //! normalised and matched: per-line log prefixes (vLLM's `(VllmWorker rank=0 pid=12)`
 //! and `ERROR 05-12 10:11:12 [file.py:42]`, torchrun's `[rank0]:`, Python logging's
-//! `ERROR:root:`, compose's `svc-1  | `), Windows paths (`C:\…\torch\lib\x.dll` becomes
+//! `ERROR:root:`, compose's `svc-1  | `, a log line's leading date and level
+//! (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
+//! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
+//! `Jun 01 10:00:00 host prog[12]: ` and srun's `3: `), Windows paths (`C:\…\torch\lib\x.dll` becomes
 //! `C:/…/torch/lib/x.dll`, so the file names and directories read as on Linux), and the
 //! source lines a Python traceback echoes under each frame (the code, not the error).
 //! The exception lines themselves, the file names of the frames and every other line are
@@ -45,6 +48,19 @@ fn might_wrap(text: &str) -> bool {
         || text.contains(":root:")
         || text.contains(" | ")
         || text.contains("] ")
+        || text.lines().any(starts_like_log)
+}
+
+/// A line that may open with a date, a glog or syslog header or a task number.
+fn starts_like_log(line: &str) -> bool {
+    let b = line.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_digit() => true,
+        Some(b'I' | b'W' | b'E' | b'F') => b.get(1).is_some_and(u8::is_ascii_digit),
+        Some(b'[') => b.get(1).is_some_and(u8::is_ascii_digit),
+        Some(_) => MONTHS.iter().any(|m| line.starts_with(m)),
+        None => false,
+    }
 }
 
 fn indent(line: &str) -> usize {
@@ -76,7 +92,11 @@ pub fn strip_prefixes(mut line: &str) -> &str {
             .or_else(|| rank_prefix(line))
             .or_else(|| level_prefix(line))
             .or_else(|| logging_prefix(line))
-            .or_else(|| compose_prefix(line));
+            .or_else(|| compose_prefix(line))
+            .or_else(|| dated_prefix(line))
+            .or_else(|| glog_prefix(line))
+            .or_else(|| syslog_prefix(line))
+            .or_else(|| task_prefix(line));
         match next {
             Some(rest) => line = rest,
             None => break,
@@ -155,6 +175,159 @@ fn compose_prefix(line: &str) -> Option<&str> {
     named.then_some(rest)
 }
 
+/// Length of `digits` ASCII digits at the start of `b` (None when fewer).
+fn digits(b: &[u8], n: usize) -> Option<usize> {
+    (b.len() >= n && b[..n].iter().all(u8::is_ascii_digit)).then_some(n)
+}
+
+/// Bytes of a `HH:MM:SS` time (with `.fff`/`,fff` fractions) at the start of `b`.
+fn clock(b: &[u8]) -> Option<usize> {
+    digits(b, 2)?;
+    (b.get(2) == Some(&b':') && b.get(5) == Some(&b':')).then_some(())?;
+    digits(&b[3..], 2)?;
+    digits(&b[6..], 2)?;
+    let mut i = 8;
+    if matches!(b.get(i), Some(b'.' | b',')) && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    Some(i)
+}
+
+/// Bytes of an ISO-like date and time (`2025-06-01T10:00:00.123Z`, `2025/06/01 10:00:00,5
+/// +0200`) at the start of `b`.
+fn date_time(b: &[u8]) -> Option<usize> {
+    digits(b, 4)?;
+    let sep = *b.get(4)?;
+    (matches!(sep, b'-' | b'/') && b.get(7) == Some(&sep)).then_some(())?;
+    digits(&b[5..], 2)?;
+    digits(&b[8..], 2)?;
+    matches!(b.get(10), Some(b'T' | b' ')).then_some(())?;
+    let mut i = 11 + clock(b.get(11..)?)?;
+    // `… 10:00:00 +0200`: a zone after a space
+    if b.get(i) == Some(&b' ')
+        && matches!(b.get(i + 1), Some(b'+' | b'-'))
+        && digits(&b[i + 2..], 4).is_some()
+    {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'Z') => i += 1,
+        Some(b'+' | b'-') if digits(&b[i + 1..], 2).is_some() => {
+            i += 3;
+            if b.get(i) == Some(&b':') {
+                i += 1;
+            }
+            if digits(&b[i..], 2).is_some() {
+                i += 2;
+            }
+        }
+        _ => {}
+    }
+    Some(i)
+}
+
+/// A line's leading date and time (bare or in brackets), then what log formats put
+/// after it: Kubernetes' `stdout F ` / `stderr P `, Python logging's `name - LEVEL - `, a
+/// bare or bracketed level. A date alone is not enough: something must follow it.
+fn dated_prefix(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    let (open, at) = if b.first() == Some(&b'[') {
+        (1, 1)
+    } else {
+        (0, 0)
+    };
+    let mut i = at + date_time(&b[at..])?;
+    if open == 1 {
+        (b.get(i) == Some(&b']')).then_some(())?;
+        i += 1;
+    }
+    let rest = line.get(i..)?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let mut rest = rest.trim_start();
+    for stream in ["stdout F ", "stderr F ", "stdout P ", "stderr P "] {
+        if let Some(r) = rest.strip_prefix(stream) {
+            return Some(r.trim_start());
+        }
+    }
+    rest = rest.strip_prefix("- ").unwrap_or(rest);
+    // `name - LEVEL - ` (Python logging's common format)
+    if let Some((name, after)) = rest.split_once(" - ") {
+        if !name.contains(' ') {
+            if let Some(r) = level_word(after) {
+                return Some(r);
+            }
+        }
+    }
+    level_word(rest).or(Some(rest))
+}
+
+/// `ERROR `, `[ERROR] `, `ERROR - `, `error: ` at the start of `s`: what follows it.
+fn level_word(s: &str) -> Option<&str> {
+    let (bracketed, body) = match s.strip_prefix('[') {
+        Some(b) => (true, b),
+        None => (false, s),
+    };
+    let word = body
+        .split([' ', ']', ':'])
+        .next()
+        .filter(|w| LEVELS.iter().any(|l| l.eq_ignore_ascii_case(w)))?;
+    let mut rest = &body[word.len()..];
+    if bracketed {
+        rest = rest.strip_prefix(']')?;
+    }
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    let rest = rest.trim_start();
+    Some(rest.strip_prefix("- ").unwrap_or(rest))
+}
+
+/// glog's `E0601 10:00:00.123456  4242 worker.cc:88] ` (TensorFlow, Paddle, XLA).
+fn glog_prefix(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    matches!(b.first(), Some(b'I' | b'W' | b'E' | b'F')).then_some(())?;
+    digits(&b[1..], 4)?;
+    (b.get(5) == Some(&b' ')).then_some(())?;
+    clock(b.get(6..)?)?;
+    let close = line.find("] ")?;
+    let header = &line[..close];
+    (close < 120 && header.contains(':') && header.split_whitespace().count() == 4)
+        .then(|| line[close + 2..].trim_start())
+}
+
+const MONTHS: &[&str] = &[
+    "Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ", "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec ",
+];
+
+/// syslog's and journalctl's `Jun 01 10:00:00 host prog[1234]: ` (also `host kernel: `).
+fn syslog_prefix(line: &str) -> Option<&str> {
+    MONTHS.iter().any(|m| line.starts_with(m)).then_some(())?;
+    let rest = line[4..].trim_start();
+    let day = rest.find(' ')?;
+    (day <= 2 && rest[..day].bytes().all(|c| c.is_ascii_digit())).then_some(())?;
+    let rest = &rest[day + 1..];
+    let t = clock(rest.as_bytes())?;
+    let rest = rest[t..].strip_prefix(' ')?;
+    let (_host, rest) = rest.split_once(' ')?;
+    let (prog, after) = rest.split_once(": ")?;
+    let named = !prog.is_empty()
+        && prog.len() <= 60
+        && !prog.contains(' ')
+        && prog
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"_-.[]/@".contains(&c));
+    named.then(|| after.trim_start())
+}
+
+/// srun's and torchrun's (`--tee`) task number: `3: `, `12: `.
+fn task_prefix(line: &str) -> Option<&str> {
+    let (n, rest) = line.split_once(": ")?;
+    (!n.is_empty() && n.len() <= 4 && n.bytes().all(|c| c.is_ascii_digit())).then_some(rest)
+}
+
 /// Backslashes inside Windows paths (`C:\x\y.dll`, `.\lib\z.pyd`) become slashes.
 pub fn windows_paths(line: &str) -> Cow<'_, str> {
     let b = line.as_bytes();
@@ -231,6 +404,39 @@ mod tests {
             "[rank] : x",
             "ERROR: could not find a version",
             "| 0  NVIDIA H200  On | 00000000:00:06.0 Off |",
+        ] {
+            assert_eq!(strip_prefixes(l), l, "{l}");
+        }
+    }
+
+    #[test]
+    fn log_file_line_headers_are_removed() {
+        let msg = "RuntimeError: No CUDA GPUs are available";
+        for prefix in [
+            "2025-06-01T10:00:00.123Z ERROR ",
+            "2025-06-01 10:00:00,123 - app.worker - ERROR - ",
+            "2025-06-01T10:00:00.123456789Z stderr F ",
+            "2025/06/01 10:00:00 +0200 [error] ",
+            "[2025-06-01 10:00:00] [ERROR] ",
+            "2025-06-01 10:00:00.5 ",
+            "E0601 10:00:00.123456  4242 worker.cc:88] ",
+            "Jun 01 10:00:00 gpu-node-3 app[1234]: ",
+            "Jun  1 10:00:00 gpu-node-3 kernel: ",
+            "3: ",
+            "0: [rank0]: ",
+        ] {
+            let l = format!("{prefix}{msg}");
+            assert_eq!(strip_prefixes(&l), msg, "{l}");
+        }
+        // Not headers: a bare date, a version, a long number, words after a month.
+        for l in [
+            "2025-06-01T10:00:00Z",
+            "2025-06-01: released",
+            "12345: not a task",
+            "E1234 is an error code",
+            "Jun 2025 release notes: none",
+            "3:00 PM",
+            "Fatal error: 12.4",
         ] {
             assert_eq!(strip_prefixes(l), l, "{l}");
         }

@@ -89,3 +89,65 @@ fn the_inner_error_decides_inside_every_wrapper() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The log line prefixes a paste arrives with when it is copied from a log file, a pod's
+/// log, the journal or a multi-task job rather than a terminal.
+const LINE_PREFIXES: &[(&str, &str)] = &[
+    ("ISO date and level", "2025-06-01T10:00:00.123Z ERROR "),
+    (
+        "Python logging's asctime - name - level",
+        "2025-06-01 10:00:00,123 - app.worker - ERROR - ",
+    ),
+    (
+        "Kubernetes container log",
+        "2025-06-01T10:00:00.123456789Z stderr F ",
+    ),
+    ("bracketed date and level", "[2025-06-01 10:00:00] [ERROR] "),
+    ("glog", "E0601 10:00:00.123456  4242 worker.cc:88] "),
+    (
+        "syslog / journalctl",
+        "Jun 01 10:00:00 gpu-node-3 app[1234]: ",
+    ),
+    ("srun -l task number", "3: "),
+];
+
+/// Every entry's first example, with every line behind a log prefix (two forms per entry,
+/// taking turns so each form meets every kind of entry), gets the same first answer as the
+/// example bare: signatures match the message, not where a line starts.
+#[test]
+fn log_line_prefixes_do_not_change_the_answer() {
+    let kb = Kb::open().unwrap();
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for (i, e) in kb.list(None).unwrap().into_iter().enumerate() {
+        let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
+            continue;
+        };
+        let bare = top(&kb, &text);
+        let k = LINE_PREFIXES.len();
+        for (name, prefix) in [LINE_PREFIXES[i % k], LINE_PREFIXES[(i + 3) % k]] {
+            let prefixed: String = text
+                .lines()
+                .map(|l| {
+                    if l.trim().is_empty() {
+                        "\n".to_string()
+                    } else {
+                        format!("{prefix}{l}\n")
+                    }
+                })
+                .collect();
+            n += 1;
+            let got = top(&kb, &prefixed);
+            if got != bare {
+                wrong.push(format!("{name}: {}: bare {bare:?}, prefixed {got:?}", e.id));
+            }
+        }
+    }
+    assert!(n > 400, "ran {n} variants");
+    assert!(
+        wrong.is_empty(),
+        "{} of {n}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
