@@ -521,3 +521,61 @@ fn a_cpu_build_of_torch_is_named_in_every_version_form() {
     }
     check(&kb, &cases);
 }
+
+#[test]
+fn a_missing_kernel_on_a_gpu_the_paste_names_follows_the_gpus_age() {
+    // The same missing-kernel error means a build that dropped the GPU when the paste names a
+    // Kepler, Maxwell, Pascal or Volta card, and a build older than the GPU for a Blackwell
+    // card; a card every current build carries (Ampere, Ada) is never called dropped.
+    let kb = Kb::open().unwrap();
+    let map = kb.category_map().unwrap();
+    let errors = [
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
+        "CUDA error: no kernel image is available for execution on the device (cudaErrorNoKernelImageForDevice)",
+    ];
+    let dropped: &[&str] = &["gpu_arch_dropped"];
+    let newer: &[&str] = &["arch_mismatch_wheel"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    for gpu in [
+        "Tesla K80",
+        "Tesla K40m",
+        "NVIDIA GeForce GTX 780 Ti",
+        "NVIDIA GeForce GTX 970",
+        "NVIDIA GeForce GTX 1080 Ti",
+        "NVIDIA GeForce GTX 1060",
+        "Tesla P100-PCIE-16GB",
+        "Tesla V100-SXM2-32GB",
+        "NVIDIA TITAN V",
+    ] {
+        for (i, e) in errors.iter().enumerate() {
+            let text = if i % 2 == 0 {
+                format!("GPU 0: {gpu}\n{e}")
+            } else {
+                format!("{e}\nDevice: cuda:0 {gpu}")
+            };
+            cases.push((text, dropped));
+        }
+    }
+    for gpu in ["NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5070 Ti"] {
+        for e in errors {
+            cases.push((format!("GPU 0: {gpu}\n{e}"), newer));
+        }
+    }
+    check(&kb, &cases);
+    for gpu in [
+        "NVIDIA GeForce RTX 3090",
+        "NVIDIA GeForce RTX 4090",
+        "NVIDIA A100-SXM4-80GB",
+    ] {
+        for e in errors {
+            let text = format!("GPU 0: {gpu}\n{e}");
+            let got = first_cause(&kb, &text);
+            assert!(
+                got.as_deref()
+                    .is_some_and(|g| !map.same_cause("gpu_arch_dropped", g)),
+                "{text}: {got:?}"
+            );
+        }
+    }
+}
