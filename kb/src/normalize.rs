@@ -1,6 +1,9 @@
 //! Normalises a pasted error before search: caps its size (head and tail), decodes invalid
 //! UTF-8 lossily, strips ANSI colours, control bytes, timestamps, hex addresses and user
-//! paths, sees through log wrappers ([`crate::unwrap`]), and collapses repeated lines.
+//! paths, turns back into ASCII what copying through a web page, a chat client, an editor or
+//! a CJK input method changed (typographic quotes, Unicode spaces, zero-width characters,
+//! full-width ASCII, HTML character references, Markdown escapes), sees through log wrappers
+//! ([`crate::unwrap`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
 use std::sync::LazyLock;
@@ -84,11 +87,72 @@ pub fn cap_and_decode(input: &[u8]) -> String {
     format!("{head}\n[...]\n{tail}")
 }
 
+/// The ASCII a program printed, where copying the paste replaced it: typographic quotes
+/// and dashes, non-breaking and other Unicode spaces, zero-width characters, full-width
+/// ASCII (U+FF01..U+FF5E, typed by CJK input methods), and the HTML character references
+/// a page or an escaped JSON field leaves (`&quot;`, `&#39;`, `&lt;`, `&gt;`, `&amp;`).
+pub fn ascii_typography(text: &str) -> std::borrow::Cow<'_, str> {
+    let entities = text.contains('&');
+    if text.is_ascii() && !entities {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => out.push('\''),
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => out.push('"'),
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => out.push('-'),
+            '\u{2026}' => out.push_str("..."),
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
+                out.push(' ')
+            }
+            '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' => {}
+            '\u{FF01}'..='\u{FF5E}' => {
+                out.push(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c));
+            }
+            _ => out.push(c),
+        }
+    }
+    if entities {
+        for (entity, ascii) in [
+            ("&quot;", "\""),
+            ("&#34;", "\""),
+            ("&#39;", "'"),
+            ("&#x27;", "'"),
+            ("&apos;", "'"),
+            ("&lt;", "<"),
+            ("&gt;", ">"),
+            ("&amp;", "&"),
+        ] {
+            if out.contains(entity) {
+                out = out.replace(entity, ascii);
+            }
+        }
+    }
+    out.into()
+}
+
+/// Markdown's backslash escapes (`libcudnn\_ops`, `\*\*kwargs`, `\[rank0\]`), left when a
+/// rendered comment or chat message is copied as source. Runs after Windows paths were
+/// turned to slashes, so a path's backslashes are not taken for escapes.
+fn markdown_unescape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\_") && !text.contains("\\*") && !text.contains("\\[") {
+        return text.into();
+    }
+    text.replace("\\_", "_")
+        .replace("\\*", "*")
+        .replace("\\[", "[")
+        .replace("\\]", "]")
+        .into()
+}
+
 /// Normalises decoded text (see module doc).
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
+    let text = ascii_typography(&text);
     let text = unescape_json_lines(&text);
     let text = crate::unwrap::see_through(&text);
+    let text = markdown_unescape(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
     for raw in text.lines().flat_map(|l| segments(l, MAX_LINE)) {
@@ -312,5 +376,48 @@ mod utf16_tests {
             None
         );
         assert_eq!(decode_utf16(t.as_bytes()), None);
+    }
+}
+
+#[cfg(test)]
+mod copy_tests {
+    use super::{ascii_typography, markdown_unescape, normalize};
+
+    #[test]
+    fn copied_typography_turns_back_into_ascii() {
+        assert_eq!(
+            ascii_typography(
+                "device=\u{2018}cuda:0\u{2019} \u{201C}x\u{201D}\u{00A0}a\u{200B}b \u{2014}flag"
+            ),
+            "device='cuda:0' \"x\" ab -flag"
+        );
+        assert_eq!(
+            ascii_typography("RuntimeError\u{FF1A}CUDA error\u{FF08}209\u{FF09}"),
+            "RuntimeError:CUDA error(209)"
+        );
+        assert_eq!(
+            ascii_typography("&quot;libcudnn.so.9&quot; &lt;&amp;&gt; it&#39;s"),
+            "\"libcudnn.so.9\" <&> it's"
+        );
+        // Already ASCII without references: borrowed, unchanged.
+        assert!(matches!(
+            ascii_typography("plain ascii"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        // A CJK sentence keeps its ideographs.
+        assert_eq!(
+            ascii_typography("\u{8BAD}\u{7EC3}\u{65F6}"),
+            "\u{8BAD}\u{7EC3}\u{65F6}"
+        );
+    }
+
+    #[test]
+    fn markdown_escapes_are_removed_after_windows_paths() {
+        assert_eq!(
+            markdown_unescape("libcudnn\\_ops\\_infer.so.8 \\*\\*kwargs \\[rank0\\]"),
+            "libcudnn_ops_infer.so.8 **kwargs [rank0]"
+        );
+        let n = normalize("OSError: [WinError 126] Error loading \"C:\\Users\\me\\env\\Lib\\site-packages\\torch\\lib\\cudnn_ops64_9.dll\"");
+        assert!(n.contains("torch/lib/cudnn_ops64_9.dll"), "{n}");
     }
 }

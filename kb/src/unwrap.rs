@@ -4,7 +4,7 @@
 //! `ERROR:root:`, compose's `svc-1  | `, a log line's leading date and level
 //! (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
 //! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
-//! `Jun 01 10:00:00 host prog[12]: ` and srun's `3: `), Windows paths (`C:\…\torch\lib\x.dll` becomes
+//! `Jun 01 10:00:00 host prog[12]: `, srun's `3: ` and a reply's `> ` quote marker), Windows paths (`C:\…\torch\lib\x.dll` becomes
 //! `C:/…/torch/lib/x.dll`, so the file names and directories read as on Linux), and the
 //! source lines a Python traceback echoes under each frame (the code, not the error).
 //! The exception lines themselves, the file names of the frames and every other line are
@@ -48,7 +48,18 @@ fn might_wrap(text: &str) -> bool {
         || text.contains(":root:")
         || text.contains(" | ")
         || text.contains("] ")
+        || text.starts_with('>')
+        || text.contains("\n>")
         || text.lines().any(starts_like_log)
+}
+
+/// A reply's quote marker: `> ` (Markdown, e-mail), once per level of quoting. A Python
+/// prompt (`>>> `) is not one.
+fn quote_prefix(line: &str) -> Option<&str> {
+    if line == ">" {
+        return Some("");
+    }
+    line.strip_prefix("> ")
 }
 
 /// A line that may open with a date, a glog or syslog header or a task number.
@@ -88,7 +99,8 @@ fn looks_like_exception(line: &str) -> bool {
 /// process prefix, then a level, date and source prefix).
 pub fn strip_prefixes(mut line: &str) -> &str {
     for _ in 0..4 {
-        let next = process_prefix(line)
+        let next = quote_prefix(line)
+            .or_else(|| process_prefix(line))
             .or_else(|| rank_prefix(line))
             .or_else(|| level_prefix(line))
             .or_else(|| logging_prefix(line))
@@ -424,6 +436,8 @@ mod tests {
             "Jun  1 10:00:00 gpu-node-3 kernel: ",
             "3: ",
             "0: [rank0]: ",
+            "> ",
+            "> > ",
         ] {
             let l = format!("{prefix}{msg}");
             assert_eq!(strip_prefixes(&l), msg, "{l}");
@@ -436,6 +450,7 @@ mod tests {
             "E1234 is an error code",
             "Jun 2025 release notes: none",
             "3:00 PM",
+            ">>> import torch",
             "Fatal error: 12.4",
         ] {
             assert_eq!(strip_prefixes(l), l, "{l}");

@@ -151,3 +151,66 @@ fn log_line_prefixes_do_not_change_the_answer() {
         wrong.join("\n")
     );
 }
+
+/// What copying a paste through a web page, a chat client, an editor or a CJK input method
+/// does to the text a program printed.
+const COPY_DAMAGE: &[(&str, Wrap)] = &[
+    ("typographic quotes", |s| {
+        s.replace('\'', "\u{2019}").replace('"', "\u{201D}")
+    }),
+    ("non-breaking spaces", |s| s.replace(' ', "\u{00A0}")),
+    ("zero-width spaces after dots", |s| {
+        s.replace('.', ".\u{200B}")
+    }),
+    ("full-width colons and parentheses", |s| {
+        s.replace(':', "\u{FF1A}")
+            .replace('(', "\u{FF08}")
+            .replace(')', "\u{FF09}")
+    }),
+    ("HTML character references", |s| {
+        s.replace('&', "&amp;")
+            .replace('\'', "&#39;")
+            .replace('"', "&quot;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    }),
+    ("Markdown escapes", |s| {
+        s.replace('_', "\\_").replace('*', "\\*")
+    }),
+    ("a reply's quote markers", |s| {
+        s.lines().map(|l| format!("> {l}\n")).collect()
+    }),
+];
+
+/// Every entry's first example, damaged by copying (two kinds per entry, taking turns),
+/// gets the same first answer as the example as printed.
+#[test]
+fn copying_through_a_page_or_a_chat_does_not_change_the_answer() {
+    let kb = Kb::open().unwrap();
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for (i, e) in kb.list(None).unwrap().into_iter().enumerate() {
+        let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
+            continue;
+        };
+        let bare = top(&kb, &text);
+        let k = COPY_DAMAGE.len();
+        for (name, damage) in [COPY_DAMAGE[i % k], COPY_DAMAGE[(i + 3) % k]] {
+            n += 1;
+            let got = top(&kb, &damage(&text));
+            if got != bare {
+                wrong.push(format!(
+                    "{name}: {}: as printed {bare:?}, copied {got:?}",
+                    e.id
+                ));
+            }
+        }
+    }
+    assert!(n > 400, "ran {n} variants");
+    assert!(
+        wrong.is_empty(),
+        "{} of {n}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
