@@ -2,7 +2,8 @@
 //! UTF-8 lossily, strips ANSI colours, control bytes, timestamps, hex addresses and user
 //! paths, turns back into ASCII what copying through a web page, a chat client, an editor or
 //! a CJK input method changed (typographic quotes, Unicode spaces, zero-width characters,
-//! full-width ASCII, HTML character references, Markdown escapes), sees through log wrappers
+//! full-width ASCII, HTML character references, Markdown escapes, a console's hard line
+//! wraps), sees through log wrappers
 //! ([`crate::unwrap`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
@@ -132,6 +133,44 @@ pub fn ascii_typography(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// Lines a console broke at its width (Windows' legacy console copies a long line as
+/// several, each exactly as wide as the window), joined back. A paste counts as hard-wrapped
+/// only when its longest line, at least 70 characters, is matched in length by another line
+/// (a wrapped paste has no line longer than the window); a line of that length is then
+/// joined to the next one. Table rows (`|`, `+`), rules (`=====`) and progress bars (box and
+/// block characters, a closing `]`) are never joined.
+fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
+    let len = |l: &str| l.trim_end_matches('\r').chars().count();
+    let width = text.lines().map(len).max().unwrap_or(0);
+    if width < 70 {
+        return text.into();
+    }
+    let table = |l: &str| {
+        let l = l.trim_end_matches('\r');
+        let first = l.chars().next().unwrap_or(' ');
+        l.starts_with(['|', '+'])
+            || l.ends_with(['|', ']'])
+            || l.chars().all(|c| c == first)
+            || l.chars().any(|c| ('\u{2500}'..='\u{259F}').contains(&c))
+    };
+    let full = text
+        .lines()
+        .filter(|l| len(l) == width && !table(l))
+        .count();
+    if full < 2 {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let body = line.trim_end_matches('\r');
+        out.push_str(body);
+        if len(body) != width || table(body) {
+            out.push('\n');
+        }
+    }
+    out.into()
+}
+
 /// Markdown's backslash escapes (`libcudnn\_ops`, `\*\*kwargs`, `\[rank0\]`), left when a
 /// rendered comment or chat message is copied as source. Runs after Windows paths were
 /// turned to slashes, so a path's backslashes are not taken for escapes.
@@ -150,6 +189,7 @@ fn markdown_unescape(text: &str) -> std::borrow::Cow<'_, str> {
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
     let text = ascii_typography(&text);
+    let text = join_hard_wraps(&text);
     let text = unescape_json_lines(&text);
     let text = crate::unwrap::see_through(&text);
     let text = markdown_unescape(&text);
@@ -381,7 +421,26 @@ mod utf16_tests {
 
 #[cfg(test)]
 mod copy_tests {
-    use super::{ascii_typography, markdown_unescape, normalize};
+    use super::{ascii_typography, join_hard_wraps, markdown_unescape, normalize};
+
+    #[test]
+    fn a_console_s_hard_wraps_are_joined_and_tables_and_bars_are_not() {
+        let long = "OSError: [WinError 126] The specified module could not be found. Error loading \"C:/env/Lib/site-packages/torch/lib/cudnn_cnn_infer64_8.dll\" or one of its dependencies.";
+        let wrapped: String = long
+            .chars()
+            .collect::<Vec<_>>()
+            .chunks(80)
+            .map(|c| c.iter().collect::<String>() + "\n")
+            .collect();
+        assert_eq!(join_hard_wraps(&wrapped).trim_end(), long);
+        // nvidia-smi's table, a rule and a progress bar keep their lines.
+        let table = "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2      |\n|-------------------------------+----------------------+----------------------+\n";
+        assert_eq!(join_hard_wraps(table), table);
+        let bars = "Loading shards: 100%|\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}| 4/4 [00:03<00:00,  1.20it/s] 0123456789 0123456789 0123456789\nLoading shards: 100%|\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}| 4/4 [00:03<00:00,  1.20it/s] 0123456789 0123456789 0123456789\nKilled\n";
+        assert_eq!(join_hard_wraps(bars), bars);
+        // Short pastes are never touched.
+        assert_eq!(join_hard_wraps("a\nb\n"), "a\nb\n");
+    }
 
     #[test]
     fn copied_typography_turns_back_into_ascii() {
