@@ -4,9 +4,10 @@
 //! `ERROR:root:`, compose's `svc-1  | `, a log line's leading date and level
 //! (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
 //! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
-//! `Jun 01 10:00:00 host prog[12]: `, srun's `3: ` and a reply's `> ` quote marker), Windows paths (`C:\…\torch\lib\x.dll` becomes
-//! `C:/…/torch/lib/x.dll`, so the file names and directories read as on Linux), and the
-//! source lines a Python traceback echoes under each frame (the code, not the error).
+//! `Jun 01 10:00:00 host prog[12]: `, srun's `3: ` and a reply's `> ` quote marker),
+//! Windows paths (`C:\…\torch\lib\x.dll` becomes `C:/…/torch/lib/x.dll`, so the file
+//! names and directories read as on Linux), and the source lines a Python traceback echoes
+//! under each frame (the code, not the error).
 //! The exception lines themselves, the file names of the frames and every other line are
 //! kept. Pure functions over text.
 
@@ -246,13 +247,10 @@ fn date_time(b: &[u8]) -> Option<usize> {
 /// bare or bracketed level. A date alone is not enough: something must follow it.
 fn dated_prefix(line: &str) -> Option<&str> {
     let b = line.as_bytes();
-    let (open, at) = if b.first() == Some(&b'[') {
-        (1, 1)
-    } else {
-        (0, 0)
-    };
+    let bracketed = b.first() == Some(&b'[');
+    let at = usize::from(bracketed);
     let mut i = at + date_time(&b[at..])?;
-    if open == 1 {
+    if bracketed {
         (b.get(i) == Some(&b']')).then_some(())?;
         i += 1;
     }

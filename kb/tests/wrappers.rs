@@ -111,38 +111,57 @@ const LINE_PREFIXES: &[(&str, &str)] = &[
     ("srun -l task number", "3: "),
 ];
 
-/// Every entry's first example, with every line behind a log prefix (two forms per entry,
-/// taking turns so each form meets every kind of entry), gets the same first answer as the
-/// example bare: signatures match the message, not where a line starts.
-#[test]
-fn log_line_prefixes_do_not_change_the_answer() {
-    let kb = Kb::open().unwrap();
+/// Runs every entry's first example through two of `forms` (taking turns, so each form
+/// meets every kind of entry) and returns how many variants ran and those whose first
+/// answer differs from the example's own.
+fn first_answer_changes(
+    kb: &Kb,
+    forms: &[(&str, &dyn Fn(&str) -> String)],
+) -> (usize, Vec<String>) {
     let mut wrong = Vec::new();
     let mut n = 0;
     for (i, e) in kb.list(None).unwrap().into_iter().enumerate() {
         let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
             continue;
         };
-        let bare = top(&kb, &text);
-        let k = LINE_PREFIXES.len();
-        for (name, prefix) in [LINE_PREFIXES[i % k], LINE_PREFIXES[(i + 3) % k]] {
-            let prefixed: String = text
-                .lines()
-                .map(|l| {
-                    if l.trim().is_empty() {
-                        "\n".to_string()
-                    } else {
-                        format!("{prefix}{l}\n")
-                    }
-                })
-                .collect();
+        let before = top(kb, &text);
+        let k = forms.len();
+        for (name, change) in [&forms[i % k], &forms[(i + 3) % k]] {
             n += 1;
-            let got = top(&kb, &prefixed);
-            if got != bare {
-                wrong.push(format!("{name}: {}: bare {bare:?}, prefixed {got:?}", e.id));
+            let after = top(kb, &change(&text));
+            if after != before {
+                wrong.push(format!("{name}: {}: {before:?} became {after:?}", e.id));
             }
         }
     }
+    (n, wrong)
+}
+
+/// Every entry's first example, with every line behind a log prefix, gets the same first
+/// answer as the example bare: signatures match the message, not where a line starts.
+#[test]
+fn log_line_prefixes_do_not_change_the_answer() {
+    let kb = Kb::open().unwrap();
+    let prefixers: Vec<(&str, Box<dyn Fn(&str) -> String>)> = LINE_PREFIXES
+        .iter()
+        .map(|&(name, prefix)| {
+            let f = move |text: &str| -> String {
+                text.lines()
+                    .map(|l| {
+                        if l.trim().is_empty() {
+                            "\n".to_string()
+                        } else {
+                            format!("{prefix}{l}\n")
+                        }
+                    })
+                    .collect()
+            };
+            (name, Box::new(f) as Box<dyn Fn(&str) -> String>)
+        })
+        .collect();
+    let forms: Vec<(&str, &dyn Fn(&str) -> String)> =
+        prefixers.iter().map(|(n, f)| (*n, f.as_ref())).collect();
+    let (n, wrong) = first_answer_changes(&kb, &forms);
     assert!(n > 400, "ran {n} variants");
     assert!(
         wrong.is_empty(),
@@ -182,30 +201,16 @@ const COPY_DAMAGE: &[(&str, Wrap)] = &[
     }),
 ];
 
-/// Every entry's first example, damaged by copying (two kinds per entry, taking turns),
-/// gets the same first answer as the example as printed.
+/// Every entry's first example, damaged by copying, gets the same first answer as the
+/// example as printed.
 #[test]
 fn copying_through_a_page_or_a_chat_does_not_change_the_answer() {
     let kb = Kb::open().unwrap();
-    let mut wrong = Vec::new();
-    let mut n = 0;
-    for (i, e) in kb.list(None).unwrap().into_iter().enumerate() {
-        let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
-            continue;
-        };
-        let bare = top(&kb, &text);
-        let k = COPY_DAMAGE.len();
-        for (name, damage) in [COPY_DAMAGE[i % k], COPY_DAMAGE[(i + 3) % k]] {
-            n += 1;
-            let got = top(&kb, &damage(&text));
-            if got != bare {
-                wrong.push(format!(
-                    "{name}: {}: as printed {bare:?}, copied {got:?}",
-                    e.id
-                ));
-            }
-        }
-    }
+    let forms: Vec<(&str, &dyn Fn(&str) -> String)> = COPY_DAMAGE
+        .iter()
+        .map(|(n, f)| (*n, f as &dyn Fn(&str) -> String))
+        .collect();
+    let (n, wrong) = first_answer_changes(&kb, &forms);
     assert!(n > 400, "ran {n} variants");
     assert!(
         wrong.is_empty(),
