@@ -111,13 +111,15 @@ const LINE_PREFIXES: &[(&str, &str)] = &[
     ("srun -l task number", "3: "),
 ];
 
+/// A change made to a whole paste.
+type Change<'a> = &'a dyn Fn(&str) -> String;
+/// A change with its name, as the failure messages print it.
+type Form<'a> = (&'a str, Change<'a>);
+
 /// Runs every entry's first example through two of `forms` (taking turns, so each form
 /// meets every kind of entry) and returns how many variants ran and those whose first
 /// answer differs from the example's own.
-fn first_answer_changes(
-    kb: &Kb,
-    forms: &[(&str, &dyn Fn(&str) -> String)],
-) -> (usize, Vec<String>) {
+fn first_answer_changes(kb: &Kb, forms: &[Form]) -> (usize, Vec<String>) {
     let mut wrong = Vec::new();
     let mut n = 0;
     for (i, e) in kb.list(None).unwrap().into_iter().enumerate() {
@@ -142,6 +144,7 @@ fn first_answer_changes(
 #[test]
 fn log_line_prefixes_do_not_change_the_answer() {
     let kb = Kb::open().unwrap();
+    #[allow(clippy::type_complexity)]
     let prefixers: Vec<(&str, Box<dyn Fn(&str) -> String>)> = LINE_PREFIXES
         .iter()
         .map(|&(name, prefix)| {
@@ -159,8 +162,7 @@ fn log_line_prefixes_do_not_change_the_answer() {
             (name, Box::new(f) as Box<dyn Fn(&str) -> String>)
         })
         .collect();
-    let forms: Vec<(&str, &dyn Fn(&str) -> String)> =
-        prefixers.iter().map(|(n, f)| (*n, f.as_ref())).collect();
+    let forms: Vec<Form> = prefixers.iter().map(|(n, f)| (*n, f.as_ref())).collect();
     let (n, wrong) = first_answer_changes(&kb, &forms);
     assert!(n > 400, "ran {n} variants");
     assert!(
@@ -206,10 +208,7 @@ const COPY_DAMAGE: &[(&str, Wrap)] = &[
 #[test]
 fn copying_through_a_page_or_a_chat_does_not_change_the_answer() {
     let kb = Kb::open().unwrap();
-    let forms: Vec<(&str, &dyn Fn(&str) -> String)> = COPY_DAMAGE
-        .iter()
-        .map(|(n, f)| (*n, f as &dyn Fn(&str) -> String))
-        .collect();
+    let forms: Vec<Form> = COPY_DAMAGE.iter().map(|(n, f)| (*n, f as Change)).collect();
     let (n, wrong) = first_answer_changes(&kb, &forms);
     assert!(n > 400, "ran {n} variants");
     assert!(
