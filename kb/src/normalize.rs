@@ -438,6 +438,11 @@ mod copy_tests {
         assert_eq!(join_hard_wraps(table), table);
         let bars = "Loading shards: 100%|\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}| 4/4 [00:03<00:00,  1.20it/s] 0123456789 0123456789 0123456789\nLoading shards: 100%|\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}\u{2588}| 4/4 [00:03<00:00,  1.20it/s] 0123456789 0123456789 0123456789\nKilled\n";
         assert_eq!(join_hard_wraps(bars), bars);
+        // A product's own line break at a word (torch's CUDA mismatch message breaks after
+        // exactly 80 characters) is not a console's wrap: one such line is left alone.
+        let torch = "The detected CUDA version (12.1) mismatches the version that was used to compile\nPyTorch (11.7). Please make sure to use the same CUDA versions.\n";
+        assert_eq!(torch.lines().next().unwrap().len(), 80);
+        assert_eq!(join_hard_wraps(torch), torch);
         // Short pastes are never touched.
         assert_eq!(join_hard_wraps("a\nb\n"), "a\nb\n");
     }
