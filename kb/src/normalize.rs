@@ -2,8 +2,8 @@
 //! UTF-8 lossily, strips ANSI colours, control bytes, timestamps, hex addresses and user
 //! paths, turns back into ASCII what copying through a web page, a chat client, an editor or
 //! a CJK input method changed (typographic quotes, Unicode spaces, zero-width characters,
-//! full-width ASCII, HTML character references, Markdown escapes, a console's hard line
-//! wraps), sees through log wrappers
+//! full-width ASCII, HTML character references, Markdown escapes, the indentation of a
+//! code block, a console's hard line wraps), sees through log wrappers
 //! ([`crate::unwrap`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
@@ -133,6 +133,31 @@ pub fn ascii_typography(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// The indentation every line shares, removed (a paste set as a Markdown code block by
+/// indenting it, or quoted by a mail client): what the program printed starts at column 0.
+fn dedent(text: &str) -> std::borrow::Cow<'_, str> {
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let common = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(indent)
+        .min()
+        .unwrap_or(0);
+    if common == 0 {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        // every non-blank line has at least `common` ASCII whitespace bytes in front
+        out.push_str(if line.trim().is_empty() {
+            "\n"
+        } else {
+            &line[common..]
+        });
+    }
+    out.into()
+}
+
 /// Lines a console broke at its width (Windows' legacy console copies a long line as
 /// several, each exactly as wide as the window), joined back. A paste counts as hard-wrapped
 /// only when its longest line, at least 70 characters, is matched in length by another line
@@ -189,6 +214,7 @@ fn markdown_unescape(text: &str) -> std::borrow::Cow<'_, str> {
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
     let text = ascii_typography(&text);
+    let text = dedent(&text);
     let text = join_hard_wraps(&text);
     let text = unescape_json_lines(&text);
     let text = crate::unwrap::see_through(&text);
@@ -421,7 +447,19 @@ mod utf16_tests {
 
 #[cfg(test)]
 mod copy_tests {
-    use super::{ascii_typography, join_hard_wraps, markdown_unescape, normalize};
+    use super::{ascii_typography, dedent, join_hard_wraps, markdown_unescape, normalize};
+
+    #[test]
+    fn a_code_block_s_shared_indentation_is_removed_and_the_rest_kept() {
+        let block = "    Traceback (most recent call last):\n      File \"x.py\", line 3, in <module>\n\n    Killed\n";
+        assert_eq!(
+            dedent(block),
+            "Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n\nKilled\n"
+        );
+        let flush = "RuntimeError: x\n  File \"y.py\"\n";
+        assert_eq!(dedent(flush), flush);
+        assert_eq!(dedent("\t\tKilled\n\t\t$ lspci\n"), "Killed\n$ lspci\n");
+    }
 
     #[test]
     fn a_console_s_hard_wraps_are_joined_and_tables_and_bars_are_not() {

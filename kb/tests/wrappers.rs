@@ -197,6 +197,9 @@ const COPY_DAMAGE: &[(&str, Wrap)] = &[
     ("Markdown escapes", |s| {
         s.replace('_', "\\_").replace('*', "\\*")
     }),
+    ("a Markdown code block's indentation", |s| {
+        s.lines().map(|l| format!("    {l}\n")).collect()
+    }),
     ("a reply's quote markers", |s| {
         s.lines().map(|l| format!("> {l}\n")).collect()
     }),
