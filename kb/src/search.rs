@@ -1206,8 +1206,66 @@ fn score(
             undecided,
         });
     }
+    informational_last(m, q, &mut scored);
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     scored
+}
+
+/// The category of entries that explain a message as noise: the message is informational
+/// and the GPU works (TensorFlow's start-up lines, a capability warning).
+const INFORMATIONAL: &str = "benign_warning";
+
+/// How far below the best other candidate an informational entry is put.
+const INFORMATIONAL_BELOW: f64 = 0.9;
+
+/// An informational entry explains a paste only when nothing else in it does. When the
+/// paste still states an error or matches another entry's signature once the lines
+/// informational entries match are taken out (a TensorFlow log carries several such
+/// lines around the real error), the entry is put
+/// below the best other candidate. A paste
+/// that is only the informational line keeps it first, even where another entry quotes
+/// the same line.
+fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
+    let informational = |id: &str| {
+        m.t.entry(id)
+            .is_some_and(|e| m.t.str(e.category) == INFORMATIONAL)
+    };
+    let top = scored.iter().max_by(|a, b| a.score.total_cmp(&b.score));
+    if !top.is_some_and(|t| informational(&t.id)) {
+        return;
+    }
+    let best_other = scored
+        .iter()
+        .filter(|s| !informational(&s.id))
+        .map(|s| s.score)
+        .fold(None, |acc: Option<f64>, x| {
+            Some(acc.map_or(x, |a| a.max(x)))
+        });
+    let Some(best_other) = best_other else {
+        return;
+    };
+    let rest: Vec<&str> = q
+        .normalized
+        .lines()
+        .filter(|line| {
+            let (hit, _) = scan_signatures(m, line);
+            !hit.iter()
+                .zip(m.t.sigs.iter())
+                .any(|(h, sig)| *h && informational(m.t.str(sig.entry)))
+        })
+        .collect();
+    let rest = rest.join("\n");
+    let (hit, _) = scan_signatures(m, &rest);
+    let other_signature = hit
+        .iter()
+        .zip(m.t.sigs.iter())
+        .any(|(h, sig)| *h && !informational(m.t.str(sig.entry)));
+    if !other_signature && !states_an_error(&rest) {
+        return;
+    }
+    for s in scored.iter_mut().filter(|s| informational(&s.id)) {
+        s.score = s.score.min(best_other * INFORMATIONAL_BELOW);
+    }
 }
 
 /// Step 3: the best `n` candidates, re-ordered so the first few cover different causes

@@ -213,3 +213,58 @@ fn copying_through_a_page_or_a_chat_does_not_change_the_answer() {
     let forms: Vec<Form> = COPY_DAMAGE.iter().map(|(n, f)| (*n, f as Change)).collect();
     assert_first_answers_kept(&kb, &forms);
 }
+
+/// Informational lines that real logs carry around the error: TensorFlow's start-up lines,
+/// each matched by an informational entry's signature.
+const TENSORFLOW_STARTUP: &str = "\
+2025-03-02 10:14:07.511902: E external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:477] Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been registered
+2025-03-02 10:14:07.540117: E external/local_xla/xla/stream_executor/cuda/cuda_blas.cc:1418] Unable to register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one has already been registered
+2025-03-02 10:14:08.902215: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT
+2025-03-02 10:14:09.118441: I external/local_xla/xla/stream_executor/cuda/cuda_executor.cc:894] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero.
+";
+
+/// Every entry's first example, with TensorFlow's start-up lines before or after it, is
+/// not answered as noise: however many noise lines surround an error, the informational
+/// entry does not outrank it. (The answer may move between real causes: the lines name
+/// TensorFlow, which is a fact about the paste.)
+#[test]
+fn informational_lines_around_an_error_do_not_take_the_answer() {
+    let kb = Kb::open().unwrap();
+    let noise = Some("tensorflow-startup-log-noise".to_string());
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for e in kb.list(None).unwrap() {
+        let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
+            continue;
+        };
+        if top(&kb, &text) == noise {
+            continue;
+        }
+        for (name, noisy) in [
+            ("before", format!("{TENSORFLOW_STARTUP}{text}")),
+            ("after", format!("{text}\n{TENSORFLOW_STARTUP}")),
+        ] {
+            n += 1;
+            if top(&kb, &noisy) == noise {
+                wrong.push(format!("{name}: {}", e.id));
+            }
+        }
+    }
+    assert!(n > 400, "ran {n} variants");
+    assert!(
+        wrong.is_empty(),
+        "{} of {n} answered as noise:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The same lines alone are answered as noise: the informational entry comes first.
+#[test]
+fn informational_lines_alone_are_answered_as_noise() {
+    let kb = Kb::open().unwrap();
+    assert_eq!(
+        top(&kb, TENSORFLOW_STARTUP).as_deref(),
+        Some("tensorflow-startup-log-noise")
+    );
+}
