@@ -1215,21 +1215,25 @@ fn score(
 /// and the GPU works (TensorFlow's start-up lines, a capability warning).
 const INFORMATIONAL: &str = "benign_warning";
 
+/// A line that only opens or closes a warning (Python's `file.py:283: UserWarning:` header
+/// and its `warnings.warn(` source line): the message is on the lines it introduces.
+static WARNING_HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)^\s*(?:\S+:\d+:\s*)?\w*warning:\s*$|^\s*warnings\.warn\(")
+        .expect("a valid regex")
+});
+
 /// How far below the best other candidate an informational entry is put.
 const INFORMATIONAL_BELOW: f64 = 0.9;
 
-/// An informational entry explains a paste only when nothing else in it does. When the
-/// paste still states an error or matches another entry's signature once the lines
-/// informational entries match are taken out (a TensorFlow log carries several such
-/// lines around the real error), the entry is put
-/// below the best other candidate. A paste
-/// that is only the informational line keeps it first, even where another entry quotes
-/// the same line.
+/// An informational entry explains a paste only when nothing else in it does. The lines its
+/// signatures match are taken out, and so are the header lines of a warning (they are not
+/// an error; the warning's own text is kept); when what remains still matches another entry's signature or states an error (a
+/// TensorFlow log carries several noise lines around the real error), the entry is put
+/// below the best other candidate. A paste that is only the informational message keeps it
+/// first, even where another entry quotes the same message.
 fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
-    let informational = |id: &str| {
-        m.t.entry(id)
-            .is_some_and(|e| m.t.str(e.category) == INFORMATIONAL)
-    };
+    let informational =
+        |id: &str| m.t.entry(id).is_some_and(|e| m.t.str(e.category) == INFORMATIONAL);
     let top = scored.iter().max_by(|a, b| a.score.total_cmp(&b.score));
     if !top.is_some_and(|t| informational(&t.id)) {
         return;
@@ -1238,21 +1242,13 @@ fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
         .iter()
         .filter(|s| !informational(&s.id))
         .map(|s| s.score)
-        .fold(None, |acc: Option<f64>, x| {
-            Some(acc.map_or(x, |a| a.max(x)))
-        });
+        .fold(None, |acc: Option<f64>, x| Some(acc.map_or(x, |a| a.max(x))));
     let Some(best_other) = best_other else {
         return;
     };
-    let rest: Vec<&str> = q
-        .normalized
-        .lines()
-        .filter(|line| {
-            let (hit, _) = scan_signatures(m, line);
-            !hit.iter()
-                .zip(m.t.sigs.iter())
-                .any(|(h, sig)| *h && informational(m.t.str(sig.entry)))
-        })
+    let rest: Vec<&str> = lines_without_matches_of(m, &q.normalized, &informational)
+        .into_iter()
+        .filter(|l| !l.trim().is_empty() && !WARNING_HEADER.is_match(l))
         .collect();
     let rest = rest.join("\n");
     let (hit, _) = scan_signatures(m, &rest);
@@ -1266,6 +1262,48 @@ fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
     for s in scored.iter_mut().filter(|s| informational(&s.id)) {
         s.score = s.score.min(best_other * INFORMATIONAL_BELOW);
     }
+}
+
+/// The lines of `text` that no signature of the entries `chosen` picks matches any part of
+/// (a match over several lines takes all of them).
+fn lines_without_matches_of<'t>(
+    m: &Matcher,
+    text: &'t str,
+    chosen: &dyn Fn(&str) -> bool,
+) -> Vec<&'t str> {
+    let (hit, _) = scan_signatures(m, text);
+    let mut spans = Vec::new();
+    for (_, sig) in hit
+        .iter()
+        .zip(m.t.sigs.iter())
+        .filter(|(h, sig)| **h && chosen(m.t.str(sig.entry)))
+    {
+        let pattern = m.t.str(sig.pattern);
+        let source = if m.t.str(sig.kind) == "literal" {
+            regex::escape(pattern)
+        } else {
+            pattern.to_string()
+        };
+        // the matcher's regexes report whether, not where: this one reports spans
+        let Ok(re) = regex::bytes::RegexBuilder::new(&source)
+            .case_insensitive(true)
+            .unicode(false)
+            .build()
+        else {
+            continue;
+        };
+        spans.extend(re.find_iter(text.as_bytes()).map(|f| (f.start(), f.end())));
+    }
+    let mut kept = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = start + line.len();
+        if !spans.iter().any(|&(s, e)| s < end && e > start) {
+            kept.push(line.trim_end_matches('\n'));
+        }
+        start = end;
+    }
+    kept
 }
 
 /// Step 3: the best `n` candidates, re-ordered so the first few cover different causes
