@@ -1232,8 +1232,10 @@ const INFORMATIONAL_BELOW: f64 = 0.9;
 /// below the best other candidate. A paste that is only the informational message keeps it
 /// first, even where another entry quotes the same message.
 fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
-    let informational =
-        |id: &str| m.t.entry(id).is_some_and(|e| m.t.str(e.category) == INFORMATIONAL);
+    let informational = |id: &str| {
+        m.t.entry(id)
+            .is_some_and(|e| m.t.str(e.category) == INFORMATIONAL)
+    };
     let top = scored.iter().max_by(|a, b| a.score.total_cmp(&b.score));
     if !top.is_some_and(|t| informational(&t.id)) {
         return;
@@ -1242,7 +1244,9 @@ fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
         .iter()
         .filter(|s| !informational(&s.id))
         .map(|s| s.score)
-        .fold(None, |acc: Option<f64>, x| Some(acc.map_or(x, |a| a.max(x))));
+        .fold(None, |acc: Option<f64>, x| {
+            Some(acc.map_or(x, |a| a.max(x)))
+        });
     let Some(best_other) = best_other else {
         return;
     };
