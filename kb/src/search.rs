@@ -1226,11 +1226,11 @@ static WARNING_HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::
 const INFORMATIONAL_BELOW: f64 = 0.9;
 
 /// An informational entry explains a paste only when nothing else in it does. The lines its
-/// signatures match are taken out, and so are the header lines of a warning (they are not
-/// an error; the warning's own text is kept); when what remains still matches another entry's signature or states an error (a
-/// TensorFlow log carries several noise lines around the real error), the entry is put
-/// below the best other candidate. A paste that is only the informational message keeps it
-/// first, even where another entry quotes the same message.
+/// signatures match are taken out, and so are the header lines of a warning (they are not an
+/// error; the warning's own text is kept); when what remains still matches another entry's
+/// signature or states an error (a TensorFlow log carries several noise lines around the
+/// real error), the entry is put below the best other candidate. A paste that is only the
+/// informational message keeps it first, even where another entry quotes the same message.
 fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
     let informational = |id: &str| {
         m.t.entry(id)

@@ -274,3 +274,27 @@ fn informational_lines_alone_are_answered_as_noise() {
         Some("tensorflow-startup-log-noise")
     );
 }
+
+/// A warning alone is answered as the warning, also when another entry quotes the same line
+/// and the warning spans several lines under a Python `UserWarning:` header: only the lines
+/// the informational entry matched, and the header, are taken out before asking whether the
+/// rest states an error.
+#[test]
+fn a_multi_line_warning_alone_keeps_its_informational_answer() {
+    let kb = Kb::open().unwrap();
+    let warning = "/opt/env/lib/python3.12/site-packages/torch/cuda/__init__.py:283: UserWarning:\n    \
+                   Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\n    \
+                   Minimum and Maximum cuda capability supported by this version of PyTorch is\n    \
+                   (8.0) - (12.0)\n\n  warnings.warn(\n";
+    assert_eq!(
+        top(&kb, warning).as_deref(),
+        Some("newer-minor-capability-warning-benign")
+    );
+    // the same warning in front of a real error is not the answer
+    let with_error =
+        format!("{warning}RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    assert_ne!(
+        top(&kb, &with_error).as_deref(),
+        Some("newer-minor-capability-warning-benign")
+    );
+}
