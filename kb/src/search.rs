@@ -1244,9 +1244,7 @@ fn informational_last(m: &Matcher, q: &Query, scored: &mut [Scored]) {
         .iter()
         .filter(|s| !informational(&s.id))
         .map(|s| s.score)
-        .fold(None, |acc: Option<f64>, x| {
-            Some(acc.map_or(x, |a| a.max(x)))
-        });
+        .max_by(f64::total_cmp);
     let Some(best_other) = best_other else {
         return;
     };

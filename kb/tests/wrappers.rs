@@ -231,14 +231,15 @@ const TENSORFLOW_STARTUP: &str = "\
 fn informational_lines_around_an_error_do_not_take_the_answer() {
     let kb = Kb::open().unwrap();
     let noise = Some("tensorflow-startup-log-noise".to_string());
-    let informational = |id: &Option<String>| {
-        id.as_ref()
-            .and_then(|id| kb.list(None).unwrap().into_iter().find(|e| e.id == *id))
-            .is_some_and(|e| e.category == "benign_warning")
-    };
+    let entries = kb.list(None).unwrap();
+    let benign: Vec<&str> = (entries.iter())
+        .filter(|e| e.category == "benign_warning")
+        .map(|e| e.id.as_str())
+        .collect();
+    let informational = |id: &Option<String>| id.as_deref().is_some_and(|id| benign.contains(&id));
     let mut wrong = Vec::new();
     let mut n = 0;
-    for e in kb.list(None).unwrap() {
+    for e in &entries {
         let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
             continue;
         };
