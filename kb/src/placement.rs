@@ -112,14 +112,35 @@ fn platform_words(p: Platform) -> &'static str {
     }
 }
 
-/// The fix WSL2 gets in place of the Linux driver fixes it withholds.
-fn windows_driver_fix() -> Fix {
+/// The fix WSL2 and native Windows get in place of the Linux driver fixes they withhold.
+fn windows_driver_fix(platform: Platform) -> Fix {
+    if platform == Platform::Windows {
+        return Fix {
+            platform: "windows".into(),
+            title: "Install or update the NVIDIA driver for Windows (the Linux driver steps do not apply here)".into(),
+            steps: vec!["# the current driver for this GPU from nvidia.com/drivers or the NVIDIA App (Game Ready, Studio or RTX Enterprise), then restart the application".into()],
+            note: None,
+        };
+    }
     Fix {
         platform: "windows".into(),
         title: "Install or update the NVIDIA driver in Windows, never a Linux driver inside WSL2 (WSL2 reaches it through /usr/lib/wsl/lib)".into(),
         steps: vec!["wsl --shutdown   # in PowerShell after the Windows driver update, then reopen the WSL shell".into()],
         note: None,
     }
+}
+
+/// Effects that act on the Linux kernel's side of the driver (modules, boot, Secure Boot
+/// keys): a cause whose fix needs them cannot be the cause under WSL2 or native Windows.
+fn kernel_side(e: Effect) -> bool {
+    matches!(
+        e,
+        Effect::ModuleBuild
+            | Effect::ModuleLoad
+            | Effect::ModuleUnload
+            | Effect::MokChange
+            | Effect::BootConfig
+    )
 }
 
 /// One hit's fixes placed for a platform.
@@ -142,6 +163,10 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     let mut out = Vec::new();
     let mut withheld = Vec::new();
     let mut acts = false;
+    // What the withheld fixes would have done: a driver install alone is the Windows
+    // driver update there; a kernel-side step means the cause cannot happen there.
+    let mut withheld_installs_driver = false;
+    let mut withheld_kernel_side = false;
     for fix in fixes {
         let effects: Vec<Effect> = fix.steps.iter().flat_map(|s| effects_or_worst(s)).collect();
         let any = |f: fn(Effect) -> bool| effects.iter().any(|e| f(*e));
@@ -163,6 +188,8 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
             _ => false,
         };
         if withhold {
+            withheld_installs_driver |= effects.contains(&Effect::DriverInstall);
+            withheld_kernel_side |= effects.iter().any(|e| kernel_side(*e));
             let p = platform.unwrap_or(Platform::Machine);
             withheld.push(WithheldFix {
                 title: fix.title.clone(),
@@ -195,16 +222,30 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
             choice: None,
         });
     }
-    let nothing_left_to_do = !withheld.is_empty() && !acts;
-    if platform == Some(Platform::Wsl2)
-        && !withheld.is_empty()
-        && !out.iter().any(|f| f.runs_on == RunsOn::WindowsHost)
-    {
+    // A withheld driver install, with nothing kernel-side, is a cause Windows has too:
+    // its remedy is the Windows driver (a driver too old for the CUDA or OptiX in use).
+    let windows_remedy = matches!(platform, Some(Platform::Wsl2 | Platform::Windows))
+        && withheld_installs_driver
+        && !withheld_kernel_side;
+    let nothing_left_to_do = !withheld.is_empty() && !acts && !windows_remedy;
+    let has_windows_fix = out
+        .iter()
+        .any(|f| f.runs_on == RunsOn::WindowsHost || f.fix.platform == "windows");
+    let insert = match platform {
+        Some(Platform::Wsl2) => !withheld.is_empty() && !has_windows_fix,
+        Some(Platform::Windows) => windows_remedy && !has_windows_fix,
+        _ => false,
+    };
+    if let (true, Some(p)) = (insert, platform) {
         out.insert(
             0,
             PlacedFix {
-                fix: windows_driver_fix(),
-                runs_on: RunsOn::WindowsHost,
+                fix: windows_driver_fix(p),
+                runs_on: if p == Platform::Windows {
+                    RunsOn::ThisMachine
+                } else {
+                    RunsOn::WindowsHost
+                },
                 choice: None,
             },
         );
@@ -396,6 +437,39 @@ mod tests {
         assert_eq!(out[0].runs_on, RunsOn::WindowsHost);
         assert_eq!(out.len(), 3);
         assert_eq!(out[2].choice.as_ref().map(|c| c.option), Some(3));
+    }
+
+    #[test]
+    fn a_driver_too_old_cause_on_windows_keeps_its_place_with_the_windows_driver_fix() {
+        for platform in [Platform::Windows, Platform::Wsl2] {
+            let p = place(
+                Some(platform),
+                "driver-too-old",
+                vec![fix(
+                    "driver",
+                    &["sudo ubuntu-drivers install", "sudo reboot"],
+                )],
+            );
+            assert!(!p.nothing_left_to_do, "{platform:?}");
+            assert_eq!(p.withheld.len(), 1);
+            assert_eq!(p.fixes.len(), 1);
+            assert_eq!(p.fixes[0].fix.platform, "windows");
+        }
+        // The same cause with a kernel-module step cannot be the cause there.
+        let p = place(
+            Some(Platform::Windows),
+            "module-not-built",
+            vec![fix(
+                "driver",
+                &[
+                    "sudo apt install nvidia-dkms-550",
+                    "sudo dkms autoinstall",
+                    "sudo reboot",
+                ],
+            )],
+        );
+        assert!(p.nothing_left_to_do);
+        assert!(p.fixes.is_empty());
     }
 
     #[test]
