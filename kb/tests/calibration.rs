@@ -1,12 +1,14 @@
-//! The printed confidence is the model fitted on fresh pastes (issue 21 item 5): on the
-//! fit set it must stay calibrated (expected calibration error over 10 bins, mean
-//! confidence next to accuracy), and it must rank confidence the way accuracy goes. The
-//! fit set, `tests/eval/calibration/fresh.tsv`, holds each fresh paste's facts as search
-//! saw them before any entry was written from it (`tests/eval/calibrate.py features`).
+//! The printed confidence is the model fitted on the corpus's held-out split (issue 21 item
+//! 5): on that fit set it must stay calibrated (expected calibration error over 10 bins,
+//! mean confidence next to accuracy), it must rank confidence the way accuracy goes, and on
+//! first-contact pastes (each new corpus file's tuning part as search saw it before any
+//! entry was written from it) it may be over-confident only within a bound. Both sets hold
+//! each paste's facts as `tests/eval/calibrate.py features` writes them.
 
 use gpukb_kb::confidence::CONFIDENCE;
 use gpukb_kb::eval::Calibration;
 
+const HELDOUT: &str = include_str!("../../tests/eval/calibration/heldout.tsv");
 const FRESH: &str = include_str!("../../tests/eval/calibration/fresh.tsv");
 
 struct Row {
@@ -16,9 +18,8 @@ struct Row {
     rival: f64,
 }
 
-fn rows() -> Vec<Row> {
-    FRESH
-        .lines()
+fn rows(tsv: &str) -> Vec<Row> {
+    tsv.lines()
         .skip(1)
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
@@ -39,27 +40,49 @@ fn ece(pairs: &[(f64, bool)]) -> f64 {
     Calibration::from_cases(&cases).ece
 }
 
-#[test]
-fn the_model_is_calibrated_on_the_fresh_pastes_it_was_fitted_on() {
-    let rows = rows();
-    assert!(rows.len() >= 150, "{} fresh pastes", rows.len());
-    let pairs: Vec<(f64, bool)> = rows
-        .iter()
+fn model_pairs(rows: &[Row]) -> Vec<(f64, bool)> {
+    rows.iter()
         .map(|r| (CONFIDENCE.of(r.strong, r.score, r.rival), r.right))
-        .collect();
+        .collect()
+}
+
+fn accuracy_and_mean(rows: &[Row], pairs: &[(f64, bool)]) -> (f64, f64) {
     let accuracy = rows.iter().filter(|r| r.right).count() as f64 / rows.len() as f64;
     let mean = pairs.iter().map(|p| p.0).sum::<f64>() / pairs.len() as f64;
+    (accuracy, mean)
+}
+
+#[test]
+fn the_model_is_calibrated_on_the_held_out_pastes_it_was_fitted_on() {
+    let rows = rows(HELDOUT);
+    assert!(rows.len() >= 500, "{} held-out pastes", rows.len());
+    let pairs = model_pairs(&rows);
+    let (accuracy, mean) = accuracy_and_mean(&rows, &pairs);
     assert!(
         (mean - accuracy).abs() < 0.03,
         "mean confidence {mean:.3} vs accuracy {accuracy:.3}"
     );
     let e = ece(&pairs);
-    assert!(e < 0.08, "ECE {e:.3} on the fit set");
+    assert!(e <= 0.05, "ECE {e:.3} on the fit set");
+}
+
+#[test]
+fn on_first_contact_pastes_it_is_over_confident_only_within_a_bound() {
+    let rows = rows(FRESH);
+    assert!(rows.len() >= 1000, "{} fresh pastes", rows.len());
+    let pairs = model_pairs(&rows);
+    let (accuracy, mean) = accuracy_and_mean(&rows, &pairs);
+    assert!(
+        mean - accuracy < 0.06,
+        "mean confidence {mean:.3} vs accuracy {accuracy:.3} on first contact"
+    );
+    let e = ece(&pairs);
+    assert!(e < 0.09, "ECE {e:.3} on first-contact pastes");
 }
 
 #[test]
 fn higher_confidence_is_right_more_often() {
-    let rows = rows();
+    let rows = rows(HELDOUT);
     let mut scored: Vec<(f64, bool)> = rows
         .iter()
         .filter(|r| r.score > 0.0)
