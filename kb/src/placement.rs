@@ -7,8 +7,10 @@
 //! module, or reboots Linux, is withheld (with why) and the Windows driver
 //! step takes its place; inside a container a host-only fix runs on the
 //! container's host; on a Jetson a desktop driver package is withheld; on
-//! native Windows a Linux driver fix is withheld. A hit's fixes are
-//! alternatives of one choice group.
+//! native Windows a Linux driver fix is withheld, and where it only installed a
+//! driver the Windows driver update takes its place (a cause whose fix is
+//! kernel-side goes after the others there). A hit's fixes are alternatives of
+//! one choice group.
 
 use crate::model::Fix;
 use gpukb_doctor::effect::{effects_or_worst, Effect, RunsOn};
