@@ -40,44 +40,59 @@ fn ece(pairs: &[(f64, bool)]) -> f64 {
     Calibration::from_cases(&cases).ece
 }
 
-fn model_pairs(rows: &[Row]) -> Vec<(f64, bool)> {
-    rows.iter()
-        .map(|r| (CONFIDENCE.of(r.strong, r.score, r.rival), r.right))
-        .collect()
+/// The printed model on one set of pastes: how many, how often right, its mean
+/// confidence and its ECE.
+struct Measured {
+    n: usize,
+    accuracy: f64,
+    mean: f64,
+    ece: f64,
 }
 
-fn accuracy_and_mean(rows: &[Row], pairs: &[(f64, bool)]) -> (f64, f64) {
-    let accuracy = rows.iter().filter(|r| r.right).count() as f64 / rows.len() as f64;
-    let mean = pairs.iter().map(|p| p.0).sum::<f64>() / pairs.len() as f64;
-    (accuracy, mean)
+fn measure(tsv: &str) -> Measured {
+    let rows = rows(tsv);
+    let pairs: Vec<(f64, bool)> = rows
+        .iter()
+        .map(|r| (CONFIDENCE.of(r.strong, r.score, r.rival), r.right))
+        .collect();
+    Measured {
+        n: rows.len(),
+        accuracy: rows.iter().filter(|r| r.right).count() as f64 / rows.len() as f64,
+        mean: pairs.iter().map(|p| p.0).sum::<f64>() / pairs.len() as f64,
+        ece: ece(&pairs),
+    }
 }
 
 #[test]
 fn the_model_is_calibrated_on_the_held_out_pastes_it_was_fitted_on() {
-    let rows = rows(HELDOUT);
-    assert!(rows.len() >= 500, "{} held-out pastes", rows.len());
-    let pairs = model_pairs(&rows);
-    let (accuracy, mean) = accuracy_and_mean(&rows, &pairs);
+    let Measured {
+        n,
+        accuracy,
+        mean,
+        ece,
+    } = measure(HELDOUT);
+    assert!(n >= 500, "{n} held-out pastes");
     assert!(
         (mean - accuracy).abs() < 0.03,
         "mean confidence {mean:.3} vs accuracy {accuracy:.3}"
     );
-    let e = ece(&pairs);
-    assert!(e <= 0.05, "ECE {e:.3} on the fit set");
+    assert!(ece <= 0.05, "ECE {ece:.3} on the fit set");
 }
 
 #[test]
 fn on_first_contact_pastes_it_is_over_confident_only_within_a_bound() {
-    let rows = rows(FRESH);
-    assert!(rows.len() >= 1000, "{} fresh pastes", rows.len());
-    let pairs = model_pairs(&rows);
-    let (accuracy, mean) = accuracy_and_mean(&rows, &pairs);
+    let Measured {
+        n,
+        accuracy,
+        mean,
+        ece,
+    } = measure(FRESH);
+    assert!(n >= 1000, "{n} fresh pastes");
     assert!(
         mean - accuracy < 0.06,
         "mean confidence {mean:.3} vs accuracy {accuracy:.3} on first contact"
     );
-    let e = ece(&pairs);
-    assert!(e < 0.09, "ECE {e:.3} on first-contact pastes");
+    assert!(ece < 0.09, "ECE {ece:.3} on first-contact pastes");
 }
 
 #[test]
