@@ -14,6 +14,12 @@
 #[path = "doctor/src/checks/id.rs"]
 pub mod check_id;
 
+// The table the doctor classifies printed commands with: every fix step's effects are
+// classified here, once, so a search compiles none of its regexes.
+#[allow(dead_code, unreachable_pub)]
+#[path = "doctor/src/effect.rs"]
+mod effect;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -36,6 +42,7 @@ fn run() -> Result<(), BoxErr> {
         "tables",
         "categories.tsv",
         "doctor/src/checks/id.rs",
+        "doctor/src/effect.rs",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
@@ -71,6 +78,34 @@ fn run() -> Result<(), BoxErr> {
             gpukb_kb_compile::matcher::to_rust(&tables)
         ),
     )?;
+    write_step_effects(&kb, &out)?;
+    Ok(())
+}
+
+/// Writes `OUT_DIR/step_effects.rs`: every fix step of the knowledge base, sorted, with
+/// its effects (`effect::effects_or_worst`, each as its index in `Effect::ALL`).
+fn write_step_effects(
+    kb: &gpukb_kb_compile::Compiled,
+    out: &std::path::Path,
+) -> Result<(), BoxErr> {
+    let steps: std::collections::BTreeSet<&str> = kb
+        .entries
+        .iter()
+        .flat_map(|e| e.entry.fixes.iter())
+        .flat_map(|f| f.steps.iter().map(String::as_str))
+        .collect();
+    let mut rs = String::from(
+        "/// Every fix step of the embedded knowledge base, sorted, with its effects\n/// (indices into `Effect::ALL`), classified at build time.\npub(crate) static STEP_EFFECTS: &[(&str, &[u8])] = &[\n",
+    );
+    for step in steps {
+        let codes: Vec<u8> = effect::effects_or_worst(step)
+            .into_iter()
+            .map(|e| e as u8)
+            .collect();
+        let _ = writeln!(rs, "    ({step:?}, &{codes:?}),");
+    }
+    rs.push_str("];\n");
+    std::fs::write(out.join("step_effects.rs"), rs)?;
     Ok(())
 }
 

@@ -10,7 +10,9 @@
 //! native Windows a Linux driver fix is withheld, and where it only installed a
 //! driver the Windows driver update takes its place (a cause whose fix is
 //! kernel-side goes after the others there). A hit's fixes are alternatives of
-//! one choice group.
+//! one choice group. The embedded KB's steps were classified when it was built
+//! ([`step_effects`]); only a step changed since (a filled placeholder, a KB
+//! directory being linted) is classified here.
 
 use crate::model::Fix;
 use gpukb_doctor::effect::{effects_or_worst, Effect, RunsOn};
@@ -20,6 +22,29 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
+
+mod memo {
+    include!(concat!(env!("OUT_DIR"), "/step_effects.rs"));
+}
+
+/// The effects of one printed step: as the build classified it for a step of the
+/// embedded KB, else classified now ([`effects_or_worst`]: an unknown command counts
+/// as the worst).
+pub fn step_effects(step: &str) -> Vec<Effect> {
+    match memo::STEP_EFFECTS.binary_search_by(|(s, _)| (*s).cmp(step)) {
+        Ok(i) => memo::STEP_EFFECTS[i]
+            .1
+            .iter()
+            .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
+            .collect(),
+        Err(_) => effects_or_worst(step),
+    }
+}
+
+/// Every step the build classified (for the test that holds the build to the table).
+pub fn classified_steps() -> impl Iterator<Item = &'static str> {
+    memo::STEP_EFFECTS.iter().map(|(s, _)| *s)
+}
 
 /// A KB fix as search prints it: where it runs, and its place among the
 /// alternatives.
@@ -170,13 +195,13 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     let mut withheld_installs_driver = false;
     let mut withheld_kernel_side = false;
     for fix in fixes {
-        let effects: Vec<Effect> = fix.steps.iter().flat_map(|s| effects_or_worst(s)).collect();
+        let effects: Vec<Effect> = fix.steps.iter().flat_map(|s| step_effects(s)).collect();
         let any = |f: fn(Effect) -> bool| effects.iter().any(|e| f(*e));
         // A desktop driver package step: installs or removes a driver and is not
         // one of L4T's own packages.
         let desktop_driver = fix.steps.iter().any(|s| {
             !s.contains("l4t")
-                && effects_or_worst(s)
+                && step_effects(s)
                     .iter()
                     .any(|e| matches!(e, Effect::DriverInstall | Effect::DriverRemove))
         });

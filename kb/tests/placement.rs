@@ -167,3 +167,32 @@ fn a_wsl2_paste_gets_the_windows_driver_before_any_kernel_module_cause() {
         );
     }
 }
+
+/// The effects the build wrote for each fix step are the ones the doctor's table gives
+/// that step now (the build includes the same file; this holds the encoding to it), and
+/// every step of every KB fix was classified.
+#[test]
+fn the_build_classified_every_fix_step_as_the_table_does() {
+    use gpukb_doctor::effect::effects_or_worst;
+    use gpukb_kb::placement::{classified_steps, step_effects};
+    let steps: Vec<&str> = classified_steps().collect();
+    assert!(steps.len() > 500, "only {} steps classified", steps.len());
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "not sorted");
+    for s in &steps {
+        assert_eq!(step_effects(s), effects_or_worst(s), "{s}");
+    }
+    let kb = Kb::open().unwrap();
+    for summary in kb.list(None).unwrap() {
+        let e = kb.entry(&summary.id).unwrap().unwrap();
+        for f in &e.fixes {
+            for s in &f.steps {
+                assert!(steps.binary_search(&s.as_str()).is_ok(), "{}: {s}", e.id);
+            }
+        }
+    }
+    // a step the build never saw is classified now
+    assert_eq!(
+        step_effects("sudo apt-get install -y nvidia-driver-999-not-in-the-kb"),
+        vec![Effect::DriverInstall]
+    );
+}

@@ -351,6 +351,33 @@ pub fn effects_or_worst(step: &str) -> Vec<Effect> {
 }
 
 impl Effect {
+    /// Every effect, in declaration order: `Effect::ALL[e as usize] == e` (the build
+    /// writes fix steps' effects as these indices).
+    pub const ALL: [Effect; 22] = [
+        Effect::DriverInstall,
+        Effect::DriverRemove,
+        Effect::ModuleBuild,
+        Effect::ModuleLoad,
+        Effect::ModuleUnload,
+        Effect::Reboot,
+        Effect::MokChange,
+        Effect::BootConfig,
+        Effect::PackageHold,
+        Effect::SystemPackageInstall,
+        Effect::SystemPackageRemove,
+        Effect::PythonEnvInstall,
+        Effect::PythonEnvRemove,
+        Effect::GpuReset,
+        Effect::GpuConfig,
+        Effect::ServiceChange,
+        Effect::ContainerConfig,
+        Effect::SystemConfig,
+        Effect::ProcessKill,
+        Effect::WindowsAction,
+        Effect::ContainerRun,
+        Effect::Inert,
+    ];
+
     /// True for what only the machine that owns the kernel and the GPU may do
     /// (inside a container: its host).
     pub fn host_only(self) -> bool {
@@ -390,6 +417,40 @@ impl Effect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_effect_at_its_own_index() {
+        for (i, e) in Effect::ALL.iter().enumerate() {
+            assert_eq!(*e as usize, i, "{e:?}");
+        }
+        // a variant added without a place in ALL fails to compile this match
+        for e in Effect::ALL {
+            match e {
+                Effect::DriverInstall
+                | Effect::DriverRemove
+                | Effect::ModuleBuild
+                | Effect::ModuleLoad
+                | Effect::ModuleUnload
+                | Effect::Reboot
+                | Effect::MokChange
+                | Effect::BootConfig
+                | Effect::PackageHold
+                | Effect::SystemPackageInstall
+                | Effect::SystemPackageRemove
+                | Effect::PythonEnvInstall
+                | Effect::PythonEnvRemove
+                | Effect::GpuReset
+                | Effect::GpuConfig
+                | Effect::ServiceChange
+                | Effect::ContainerConfig
+                | Effect::SystemConfig
+                | Effect::ProcessKill
+                | Effect::WindowsAction
+                | Effect::ContainerRun
+                | Effect::Inert => {}
+            }
+        }
+    }
 
     #[test]
     fn every_pattern_compiles() {
