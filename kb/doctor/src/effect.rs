@@ -121,7 +121,7 @@ const EFFECTS: &[(Effect, &str)] = &[
     ),
     (
         Effect::WindowsAction,
-        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where\b|set\s+PATH|%\w+%|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install))",
+        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where\b|set\s+PATH|%\w+%|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install|set-version|set-default-version))",
     ),
     (
         Effect::SystemConfig,
