@@ -423,7 +423,8 @@ mod tests {
         for (i, e) in Effect::ALL.iter().enumerate() {
             assert_eq!(*e as usize, i, "{e:?}");
         }
-        // a variant added without a place in ALL fails to compile this match
+        // exhaustive: a new variant stops this test compiling until it is listed here, next
+        // to the reminder that ALL (and so the build's step codes) needs it too
         for e in Effect::ALL {
             match e {
                 Effect::DriverInstall
