@@ -85,45 +85,66 @@ pub struct Named {
     pub because: &'static str,
 }
 
-fn patterns() -> &'static [(Platform, &'static str, Regex)] {
-    static P: OnceLock<Vec<(Platform, &'static str, Regex)>> = OnceLock::new();
-    P.get_or_init(|| {
-        [
-            (
-                Platform::Wsl2,
-                "the paste names WSL (a WSL2 kernel, /usr/lib/wsl/lib, ld.wsl.conf, /dev/dxg or libdxcore)",
-                r"(?i)microsoft-standard|/usr/lib/wsl/|\bwsl ?2?\b|ld\.wsl\.conf|/dev/dxg|libdxcore",
-            ),
-            (
-                Platform::Jetson,
-                "the paste names a Jetson (Jetson, L4T, JetPack, Tegra, nvgpu)",
-                r"(?i)\bjetson\b|\bl4t\b|\bjetpack\b|\btegra|nv_tegra_release|\bnvgpu\b",
-            ),
-            (
-                Platform::Windows,
-                "the paste names Windows (a drive-letter path, a .dll or .exe)",
-                r"(?i)\b[a-z]:\\[a-z0-9_$. -]|\b[a-z0-9_]+64_[0-9]+\.dll\b|\.dll\b|\bnvidia-smi\.exe\b|\bPS [A-Z]:\\",
-            ),
-            (
-                Platform::Container,
-                "the paste comes from inside a container (a container's root prompt, /.dockerenv, 'inside the container')",
-                r"(?im)\broot@[0-9a-f]{12}:|/\.dockerenv|\binside (?:a|the|my) (?:docker |podman )?container\b",
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(p, why, re)| Regex::new(re).ok().map(|r| (p, why, r)))
-        .collect()
-    })
+/// The platforms a paste can name: the words that say so, lower-case literals one of which
+/// the paste must contain before the pattern is compiled and run (most pastes name none, and
+/// compiling the four patterns took a good part of a search), and the pattern.
+const PLATFORM_PATTERNS: [(Platform, &str, &[&str], &str); 4] = [
+    (
+        Platform::Wsl2,
+        "the paste names WSL (a WSL2 kernel, /usr/lib/wsl/lib, ld.wsl.conf, /dev/dxg or libdxcore)",
+        &["microsoft-standard", "/usr/lib/wsl/", "wsl", "/dev/dxg", "libdxcore"],
+        r"(?i)microsoft-standard|/usr/lib/wsl/|\bwsl ?2?\b|ld\.wsl\.conf|/dev/dxg|libdxcore",
+    ),
+    (
+        Platform::Jetson,
+        "the paste names a Jetson (Jetson, L4T, JetPack, Tegra, nvgpu)",
+        &["jetson", "l4t", "jetpack", "tegra", "nvgpu"],
+        r"(?i)\bjetson\b|\bl4t\b|\bjetpack\b|\btegra|nv_tegra_release|\bnvgpu\b",
+    ),
+    (
+        Platform::Windows,
+        "the paste names Windows (a drive-letter path, a .dll or .exe)",
+        &[":\\", ".dll", "nvidia-smi.exe"],
+        r"(?i)\b[a-z]:\\[a-z0-9_$. -]|\b[a-z0-9_]+64_[0-9]+\.dll\b|\.dll\b|\bnvidia-smi\.exe\b|\bPS [A-Z]:\\",
+    ),
+    (
+        Platform::Container,
+        "the paste comes from inside a container (a container's root prompt, /.dockerenv, 'inside the container')",
+        &["root@", "/.dockerenv", "container"],
+        r"(?im)\broot@[0-9a-f]{12}:|/\.dockerenv|\binside (?:a|the|my) (?:docker |podman )?container\b",
+    ),
+];
+
+/// Pattern `i` of [`PLATFORM_PATTERNS`], compiled on first use (ASCII: the words are ASCII).
+fn platform_regex(i: usize) -> Option<&'static Regex> {
+    static COMPILED: [OnceLock<Option<Regex>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    COMPILED
+        .get(i)?
+        .get_or_init(|| {
+            regex::RegexBuilder::new(PLATFORM_PATTERNS[i].3)
+                .unicode(false)
+                .build()
+                .ok()
+        })
+        .as_ref()
 }
 
 /// The platform the paste names, if it names one (WSL2 first: a WSL paste
 /// shows Windows paths too).
 pub fn paste_platform(text: &str) -> Option<Named> {
-    patterns()
+    let lower = text.to_ascii_lowercase();
+    PLATFORM_PATTERNS
         .iter()
-        .find(|(_, _, r)| r.is_match(text))
-        .map(|(p, because, _)| Named {
-            platform: *p,
+        .enumerate()
+        .filter(|(_, (_, _, words, _))| words.iter().any(|w| lower.contains(w)))
+        .find(|(i, _)| platform_regex(*i).is_some_and(|r| r.is_match(text)))
+        .map(|(_, (platform, because, _, _))| Named {
+            platform: *platform,
             because,
         })
 }
