@@ -423,34 +423,49 @@ mod tests {
         for (i, e) in Effect::ALL.iter().enumerate() {
             assert_eq!(*e as usize, i, "{e:?}");
         }
-        // exhaustive: a new variant stops this test compiling until it is listed here, next
-        // to the reminder that ALL (and so the build's step codes) needs it too
-        for e in Effect::ALL {
-            match e {
-                Effect::DriverInstall
-                | Effect::DriverRemove
-                | Effect::ModuleBuild
-                | Effect::ModuleLoad
-                | Effect::ModuleUnload
-                | Effect::Reboot
-                | Effect::MokChange
-                | Effect::BootConfig
-                | Effect::PackageHold
-                | Effect::SystemPackageInstall
-                | Effect::SystemPackageRemove
-                | Effect::PythonEnvInstall
-                | Effect::PythonEnvRemove
-                | Effect::GpuReset
-                | Effect::GpuConfig
-                | Effect::ServiceChange
-                | Effect::ContainerConfig
-                | Effect::SystemConfig
-                | Effect::ProcessKill
-                | Effect::WindowsAction
-                | Effect::ContainerRun
-                | Effect::Inert => {}
+        // every variant, as the schema derived from the enum names them (`enum` lists and
+        // `const`s of documented variants), is in ALL
+        fn strings_under_enum(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        if k == "const" {
+                            out.extend(x.as_str().map(String::from));
+                        } else if k == "enum" {
+                            out.extend(
+                                x.as_array()
+                                    .into_iter()
+                                    .flatten()
+                                    .filter_map(|s| s.as_str().map(String::from)),
+                            );
+                        } else {
+                            strings_under_enum(x, out);
+                        }
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| strings_under_enum(x, out)),
+                _ => {}
             }
         }
+        let mut variants = Vec::new();
+        strings_under_enum(
+            &serde_json::to_value(schemars::schema_for!(Effect)).unwrap(),
+            &mut variants,
+        );
+        variants.sort();
+        let mut listed: Vec<String> = Effect::ALL
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        listed.sort();
+        assert!(!variants.is_empty());
+        assert_eq!(variants, listed, "Effect::ALL must list every variant");
     }
 
     #[test]
