@@ -20,6 +20,12 @@ pub mod check_id;
 #[path = "doctor/src/effect.rs"]
 mod effect;
 
+// How search fills a step's machine placeholders: the filled form of every step that has
+// one is classified here too.
+#[allow(dead_code, unreachable_pub)]
+#[path = "src/fill_step.rs"]
+mod fill_step;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -43,6 +49,7 @@ fn run() -> Result<(), BoxErr> {
         "categories.tsv",
         "doctor/src/checks/id.rs",
         "doctor/src/effect.rs",
+        "src/fill_step.rs",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
@@ -97,8 +104,24 @@ fn write_step_effects(
     let mut rs = String::from(
         "/// Every fix step of the embedded knowledge base, sorted, with its effects\n/// (indices into `Effect::ALL`), classified at build time.\npub(crate) static STEP_EFFECTS: &[(&str, &[u8])] = &[\n",
     );
-    for step in steps {
+    for step in &steps {
         let codes: Vec<u8> = effect::effects_or_worst(step)
+            .into_iter()
+            .map(|e| e as u8)
+            .collect();
+        let _ = writeln!(rs, "    ({step:?}, &{codes:?}),");
+    }
+    rs.push_str("];\n");
+    rs.push_str(
+        "/// Every fix step with a placeholder the machine fills, sorted, with the effects of\n/// its form filled with representative values (`fill_step::REPRESENTATIVE`).\npub(crate) static FILLED_EFFECTS: &[(&str, &[u8])] = &[\n",
+    );
+    for step in &steps {
+        let representative = fill_step::REPRESENTATIVE.map(Some);
+        let filled = fill_step::fill_step(step, representative);
+        if filled == *step {
+            continue;
+        }
+        let codes: Vec<u8> = effect::effects_or_worst(&filled)
             .into_iter()
             .map(|e| e as u8)
             .collect();

@@ -11,33 +11,49 @@ pub fn parse(text: &str) -> Vec<BTreeMap<String, String>> {
     let mut row: Vec<String> = Vec::new();
     let mut field = String::new();
     let mut in_quotes = false;
-    let mut chars = text.chars().peekable();
     let mut any = false;
-    while let Some(c) = chars.next() {
+    // Runs of ordinary text are copied whole; only the delimiters are looked at one by
+    // one (the tables are read on every search that uses machine facts).
+    let mut rest = text;
+    while !rest.is_empty() {
         any = true;
         if in_quotes {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    field.push('"');
-                    chars.next();
-                } else {
-                    in_quotes = false;
+            match rest.find('"') {
+                Some(k) => {
+                    field.push_str(&rest[..k]);
+                    rest = &rest[k + 1..];
+                    if let Some(after) = rest.strip_prefix('"') {
+                        field.push('"');
+                        rest = after;
+                    } else {
+                        in_quotes = false;
+                    }
                 }
-            } else {
-                field.push(c);
+                None => {
+                    field.push_str(rest);
+                    rest = "";
+                }
             }
             continue;
         }
+        let k = rest
+            .find(['"', ',', '\r', '\n'])
+            .unwrap_or(rest.len());
+        field.push_str(&rest[..k]);
+        rest = &rest[k..];
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
+        rest = &rest[1..];
         match c {
             '"' => in_quotes = true,
             ',' => row.push(std::mem::take(&mut field)),
-            '\r' => {}
             '\n' => {
                 row.push(std::mem::take(&mut field));
                 rows.push(std::mem::take(&mut row));
                 any = false;
             }
-            _ => field.push(c),
+            _ => {} // '\r'
         }
     }
     if any {
@@ -69,5 +85,20 @@ mod tests {
         assert_eq!(rows[1]["b"], "");
         assert!(super::parse("").is_empty());
         assert_eq!(super::parse("a\n\"unterminated").len(), 1);
+        assert_eq!(super::parse("a\n\"unterminated")[0]["a"], "unterminated");
+        // a quoted field spans lines; a bare CR is dropped; a short row is padded
+        let rows = super::parse("a,b,c\r\n\"x\ny\",q\rr\n1\n");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0]["a"], "x\ny");
+        assert_eq!(rows[0]["b"], "qr");
+        assert_eq!(rows[1]["c"], "");
+        // every embedded table reads the same as before: one row per non-empty line
+        for t in [include_str!("../data/jetpack.csv"), include_str!("../data/modules.csv")] {
+            let quoted_newlines = t.split('"').skip(1).step_by(2).any(|q| q.contains('\n'));
+            let lines = t.lines().skip(1).filter(|l| !l.trim().is_empty()).count();
+            if !quoted_newlines {
+                assert_eq!(super::parse(t).len(), lines);
+            }
+        }
     }
 }

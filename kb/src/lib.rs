@@ -14,6 +14,7 @@ pub mod confidence;
 pub mod error;
 pub mod eval;
 pub mod explain;
+pub mod fill_step;
 pub mod link;
 pub mod lint;
 pub mod memorised;

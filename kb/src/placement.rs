@@ -37,8 +37,40 @@ pub fn step_effects(step: &str) -> Vec<Effect> {
             .iter()
             .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
             .collect(),
-        Err(_) => effects_or_worst(step),
+        Err(_) => filled_effects(step).unwrap_or_else(|| effects_or_worst(step)),
     }
+}
+
+/// The effects of a KB step filled with this machine's values, as the build classified
+/// its filled form: the values must have their representatives' shapes.
+fn filled_effects(step: &str) -> Option<Vec<Effect>> {
+    memo::FILLED_EFFECTS.iter().find_map(|(template, codes)| {
+        let values = crate::fill_step::values_in(template, step)?;
+        values
+            .iter()
+            .enumerate()
+            .all(|(i, v)| v.is_none_or(|v| crate::fill_step::value_has_its_shape(i, v)))
+            .then(|| {
+                codes
+                    .iter()
+                    .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
+                    .collect()
+            })
+    })
+}
+
+/// Every KB step with a placeholder the machine fills, with the effects the build gave
+/// its filled form (for the test that holds them to the table).
+pub fn filled_templates() -> impl Iterator<Item = (&'static str, Vec<Effect>)> {
+    memo::FILLED_EFFECTS.iter().map(|(t, codes)| {
+        (
+            *t,
+            codes
+                .iter()
+                .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
+                .collect(),
+        )
+    })
 }
 
 /// Every step the build classified (for the test that holds the build to the table).
@@ -344,7 +376,7 @@ impl MachineValues {
 }
 
 /// The placeholders [`fill`] fills (kb/FORMAT.md, "Machine-dependent steps").
-pub const FILLED: [&str; 3] = ["<DRIVER_PACKAGE>", "<BRANCH>", "<TORCH_PIN>"];
+pub use crate::fill_step::FILLED;
 
 /// Whether a fix names a placeholder [`fill`] fills.
 pub fn has_placeholder(fix: &Fix) -> bool {
@@ -357,43 +389,18 @@ pub fn has_placeholder(fix: &Fix) -> bool {
 /// of each step only (a trailing `# comment` that explains a placeholder keeps
 /// it); returns whether any was filled.
 pub fn fill(fix: &mut Fix, v: &MachineValues) -> bool {
-    let pairs = FILLED
-        .into_iter()
-        .zip([&v.driver_package, &v.branch, &v.torch_pin]);
+    let values = [
+        v.driver_package.as_deref(),
+        v.branch.as_deref(),
+        v.torch_pin.as_deref(),
+    ];
     let mut filled = false;
     for step in &mut fix.steps {
-        if step.trim_start().starts_with('#') {
-            continue;
-        }
-        let cut = comment_start(step).unwrap_or(step.len());
-        let (code, comment) = step.split_at(cut);
-        let mut code = code.to_string();
-        for (token, value) in pairs.clone() {
-            if let Some(value) = value {
-                if code.contains(token) {
-                    code = code.replace(token, value);
-                    filled = true;
-                }
-            }
-        }
-        *step = format!("{code}{comment}");
+        let new = crate::fill_step::fill_step(step, values);
+        filled |= new != *step;
+        *step = new;
     }
     filled
-}
-
-/// Where a step's trailing comment starts: a `#` after whitespace, outside quotes.
-fn comment_start(step: &str) -> Option<usize> {
-    let (mut sq, mut dq) = (false, false);
-    let b = step.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
-            b'\'' if !dq => sq = !sq,
-            b'"' if !sq => dq = !dq,
-            b'#' if !sq && !dq && i > 0 && b[i - 1].is_ascii_whitespace() => return Some(i),
-            _ => {}
-        }
-    }
-    None
 }
 
 /// What a withheld fix's steps do, in words.

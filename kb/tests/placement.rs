@@ -196,3 +196,80 @@ fn the_build_classified_every_fix_step_as_the_table_does() {
         vec![Effect::DriverInstall]
     );
 }
+
+/// Every value the machine's facts can fill a placeholder with: each driver package and
+/// branch the driver table's branches give, and every torch pin the planner's tables can
+/// recommend (each wheel's pinned install, each Jetson wheel URL, the Jetson indexes).
+fn fill_domain() -> [Vec<String>; 3] {
+    let branches = [
+        340, 390, 418, 440, 450, 460, 470, 495, 510, 515, 525, 530, 535, 545, 550, 555, 560, 565,
+        570, 575, 580, 590, 595, 600,
+    ];
+    let packages = branches
+        .iter()
+        .flat_map(|b| [format!("nvidia-driver-{b}"), format!("nvidia-driver-{b}-open")])
+        .collect();
+    let mut pins: Vec<String> = gpukb_facts::builds::torch_wheels()
+        .iter()
+        .filter_map(|w| {
+            gpukb_facts::plan::pip_command(w)
+                .strip_prefix("pip install ")
+                .map(str::to_string)
+        })
+        .collect();
+    pins.extend(
+        gpukb_facts::builds::jetson_wheels()
+            .iter()
+            .map(|w| w.wheel_url.clone())
+            .filter(|u| !u.is_empty()),
+    );
+    pins.push("torch torchvision --index-url https://pypi.jetson-ai-lab.io/jp6/cu126".into());
+    pins.push("torch --index-url https://pypi.jetson-ai-lab.io/sbsa/cu130".into());
+    [
+        packages,
+        branches.iter().map(|b| b.to_string()).collect(),
+        pins,
+    ]
+}
+
+/// A step filled with any value the machine's facts can give does what the build said
+/// the filled form of its KB step does (the build classified it with one representative
+/// value), and search takes that answer without compiling the effect table: every such
+/// value has its representative's shape.
+#[test]
+fn a_filled_step_does_what_its_representative_does() {
+    use gpukb_doctor::effect::effects_or_worst;
+    use gpukb_kb::fill_step::{fill_step, value_has_its_shape, values_in, REPRESENTATIVE};
+    use gpukb_kb::placement::{filled_templates, step_effects};
+    let domain = fill_domain();
+    assert!(domain[2].len() > 50, "{} torch pins", domain[2].len());
+    let templates: Vec<_> = filled_templates().collect();
+    assert!(templates.len() >= 15, "{} templates", templates.len());
+    let mut checked = 0;
+    for (template, built) in &templates {
+        for (i, values) in domain.iter().enumerate() {
+            for v in values {
+                assert!(value_has_its_shape(i, v), "placeholder {i}: {v:?}");
+                let mut with = REPRESENTATIVE.map(Some);
+                with[i] = Some(v.as_str());
+                let filled = fill_step(template, with);
+                if filled == *template {
+                    continue;
+                }
+                assert_eq!(values_in(template, &filled).map(|_| ()), Some(()), "{filled}");
+                assert_eq!(&effects_or_worst(&filled), built, "{filled}");
+                assert_eq!(&step_effects(&filled), built, "{filled}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "{checked} filled steps");
+    // A value of another shape is classified as printed, not by its template.
+    let odd = fill_step(
+        "pip install <TORCH_PIN>   # the pinned CUDA build for this GPU and driver (gpukb plan)",
+        [None, None, Some("torch && sudo reboot")],
+    );
+    assert!(step_effects(&odd).contains(&Effect::Reboot), "{odd}");
+    assert!(!value_has_its_shape(0, "nvidia-driver-580; reboot"));
+    assert!(!value_has_its_shape(1, "580-open"));
+}
