@@ -93,7 +93,7 @@ pub(super) fn collect(ctx: &Context) -> LibraryFacts {
     let host = &ctx.host;
     let mut files = Vec::new();
     let mut problems = Vec::new();
-    match ctx.ld_cache() {
+    match ctx.timed("libraries: ld.so.cache".into(), || ctx.ld_cache()) {
         Ok(Some(entries)) => {
             for e in entries
                 .iter()
@@ -121,7 +121,9 @@ pub(super) fn collect(ctx: &Context) -> LibraryFacts {
             }
         }
     }
-    let toolkits = toolkits(host, &mut files, &mut problems);
+    let toolkits = ctx.timed("libraries: CUDA toolkits".into(), || {
+        toolkits(host, &mut files, &mut problems)
+    });
     LibraryFacts {
         files: dedupe(files),
         toolkits,

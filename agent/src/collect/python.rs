@@ -606,7 +606,9 @@ fn torch(
         .unwrap_or_default();
     let lib_dir = format!("{site}/torch/lib");
     let so = format!("{lib_dir}/libtorch_cuda.so");
-    let elf = host.elf(&so);
+    let elf = ctx.timed(format!("python: {site}: torch: libtorch_cuda.so"), || {
+        host.elf(&so)
+    });
     let kernels = match &elf {
         Ok(Some(info)) => match &info.fatbin {
             Some(f) => Observed::found(f.clone(), Source::Elf { path: so.clone() }),
@@ -628,7 +630,9 @@ fn torch(
         Err(e) => Observed::failed(Source::Elf { path: so.clone() }, e),
     };
     let loads = match &elf {
-        Ok(Some(_)) => torch_loads(ctx, site, wheel_libs),
+        Ok(Some(_)) => ctx.timed(format!("python: {site}: torch: what import torch loads"), || {
+            torch_loads(ctx, site, wheel_libs)
+        }),
         _ => vec![],
     };
     Some(TorchInstall {
