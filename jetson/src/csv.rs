@@ -36,9 +36,7 @@ pub fn parse(text: &str) -> Vec<BTreeMap<String, String>> {
             }
             continue;
         }
-        let k = rest
-            .find(['"', ',', '\r', '\n'])
-            .unwrap_or(rest.len());
+        let k = rest.find(['"', ',', '\r', '\n']).unwrap_or(rest.len());
         field.push_str(&rest[..k]);
         rest = &rest[k..];
         let Some(c) = rest.chars().next() else {
@@ -93,7 +91,10 @@ mod tests {
         assert_eq!(rows[0]["b"], "qr");
         assert_eq!(rows[1]["c"], "");
         // every embedded table reads the same as before: one row per non-empty line
-        for t in [include_str!("../data/jetpack.csv"), include_str!("../data/modules.csv")] {
+        for t in [
+            include_str!("../data/jetpack.csv"),
+            include_str!("../data/modules.csv"),
+        ] {
             let quoted_newlines = t.split('"').skip(1).step_by(2).any(|q| q.contains('\n'));
             let lines = t.lines().skip(1).filter(|l| !l.trim().is_empty()).count();
             if !quoted_newlines {

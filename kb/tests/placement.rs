@@ -207,7 +207,12 @@ fn fill_domain() -> [Vec<String>; 3] {
     ];
     let packages = branches
         .iter()
-        .flat_map(|b| [format!("nvidia-driver-{b}"), format!("nvidia-driver-{b}-open")])
+        .flat_map(|b| {
+            [
+                format!("nvidia-driver-{b}"),
+                format!("nvidia-driver-{b}-open"),
+            ]
+        })
         .collect();
     let mut pins: Vec<String> = gpukb_facts::builds::torch_wheels()
         .iter()
@@ -256,7 +261,11 @@ fn a_filled_step_does_what_its_representative_does() {
                 if filled == *template {
                     continue;
                 }
-                assert_eq!(values_in(template, &filled).map(|_| ()), Some(()), "{filled}");
+                assert_eq!(
+                    values_in(template, &filled).map(|_| ()),
+                    Some(()),
+                    "{filled}"
+                );
                 assert_eq!(&effects_or_worst(&filled), built, "{filled}");
                 assert_eq!(&step_effects(&filled), built, "{filled}");
                 checked += 1;

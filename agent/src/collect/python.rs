@@ -630,9 +630,10 @@ fn torch(
         Err(e) => Observed::failed(Source::Elf { path: so.clone() }, e),
     };
     let loads = match &elf {
-        Ok(Some(_)) => ctx.timed(format!("python: {site}: torch: what import torch loads"), || {
-            torch_loads(ctx, site, wheel_libs)
-        }),
+        Ok(Some(_)) => ctx.timed(
+            format!("python: {site}: torch: what import torch loads"),
+            || torch_loads(ctx, site, wheel_libs),
+        ),
         _ => vec![],
     };
     Some(TorchInstall {

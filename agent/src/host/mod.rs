@@ -282,6 +282,27 @@ impl Host {
         out
     }
 
+    /// The names in directory `dir` of the live machine (its `/`, nothing recorded or
+    /// replayed), for the loader model to skip candidates that cannot exist without a
+    /// syscall each: an absent directory has none; `None` when it cannot be listed or
+    /// when this host is not the live, unrecorded machine.
+    pub(crate) fn live_names_in(&self, dir: &str) -> Option<std::collections::HashSet<String>> {
+        if self.replay.is_some()
+            || self.recorder.is_some()
+            || !matches!(self.mode, Mode::Live)
+            || self.root != Path::new("/")
+        {
+            return None;
+        }
+        match std::fs::read_dir(dir) {
+            Ok(rd) => rd
+                .map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                .collect(),
+            Err(e) if is_absent(&e) => Some(Default::default()),
+            Err(_) => None,
+        }
+    }
+
     /// Resolves symlinks (inside the root) to the real path, or `None` if absent.
     pub fn canonicalize(&self, path: &str) -> Result<Option<String>, HostError> {
         if let Some(j) = &self.replay {

@@ -69,6 +69,11 @@ pub trait ObjectFs {
     fn ident(&self, real: &str) -> Result<Option<ElfIdent>, HostError>;
     /// The dynamic section of the ELF file at real path `real`.
     fn dynamic(&self, real: &str) -> Result<Option<ElfInfo>, HostError>;
+    /// Every name in directory `dir` (none when it is absent), when listing it is
+    /// cheaper than resolving each candidate in it; `None` to resolve each.
+    fn names_in(&self, _dir: &str) -> Option<std::collections::HashSet<String>> {
+        None
+    }
 }
 
 /// The host as the loader sees it. A replayed capture answers only what the
@@ -114,6 +119,10 @@ impl ObjectFs for Host {
             Err(HostError::NotCaptured { .. }) => Ok(Some(ElfInfo::default())),
             r => r,
         }
+    }
+
+    fn names_in(&self, dir: &str) -> Option<std::collections::HashSet<String>> {
+        self.live_names_in(dir)
     }
 }
 

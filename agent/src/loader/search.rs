@@ -109,6 +109,13 @@ pub struct Process<'a, F: ObjectFs> {
     /// Whether the current search met a file of another ELF class
     /// (`found_other_class`).
     other_class: std::cell::Cell<bool>,
+    /// The names of each directory searched, where the filesystem lists them
+    /// ([`ObjectFs::names_in`]): a candidate absent from its directory's names is
+    /// skipped without resolving it (torch's RUNPATH alone names a dozen directories,
+    /// each tried with every hwcaps subdirectory for every library).
+    listed: std::cell::RefCell<
+        std::collections::HashMap<String, Option<std::collections::HashSet<String>>>,
+    >,
 }
 
 impl<'a, F: ObjectFs> Process<'a, F> {
@@ -151,6 +158,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             missing: Vec::new(),
             keep_going,
             other_class: Default::default(),
+            listed: Default::default(),
         };
         let (real, info) = match exe {
             Some(exe) => {
@@ -575,7 +583,11 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         for dir in dirs {
             for sub in self.target.subdirs() {
                 let l_name = format!("{dir}{sub}{name}");
-                if let Some(real) = self.verify(&absolute(&self.env.cwd, &l_name))? {
+                let path = absolute(&self.env.cwd, &l_name);
+                if self.surely_absent(&path) {
+                    continue;
+                }
+                if let Some(real) = self.verify(&path)? {
                     let shown = if dir.is_empty() {
                         "(empty: the working directory)"
                     } else {
@@ -621,6 +633,25 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             }),
             Some(_) => Ok(Some(real)),
         }
+    }
+
+    /// Whether the listing of `path`'s directory shows no entry of its name (only
+    /// where the filesystem lists directories; otherwise the path is resolved). Used
+    /// for the directory searches, where most candidates are absent; a cache entry or
+    /// a path is resolved directly.
+    fn surely_absent(&self, path: &str) -> bool {
+        let Some((dir, name)) = path.rsplit_once('/') else {
+            return false;
+        };
+        if name.is_empty() || name == "." || name == ".." {
+            return false;
+        }
+        let dir = if dir.is_empty() { "/" } else { dir };
+        let mut listed = self.listed.borrow_mut();
+        let names = listed
+            .entry(dir.to_string())
+            .or_insert_with(|| self.fs.names_in(dir));
+        names.as_ref().is_some_and(|n| !n.contains(name))
     }
 
     /// The expanded `DT_RPATH` (or `DT_RUNPATH`) directories of object `i`,
