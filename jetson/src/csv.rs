@@ -4,9 +4,56 @@
 
 use std::collections::BTreeMap;
 
+/// A parsed table: the header row and its records, without a map per record (the
+/// tables are read on every search that uses machine facts).
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+/// One record of a [`Table`]: its fields by header name.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    header: &'a [String],
+    values: &'a [String],
+}
+
+impl<'a> Record<'a> {
+    /// The field under header `k` (empty when the record is shorter than the header);
+    /// `None` when no column is named `k`.
+    pub fn get(&self, k: &str) -> Option<&'a str> {
+        let i = self.header.iter().position(|h| h == k)?;
+        Some(self.values.get(i).map_or("", String::as_str))
+    }
+}
+
+impl Table {
+    /// Every record that has a non-blank field, in order.
+    pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
+        self.rows.iter().map(|values| Record {
+            header: &self.header,
+            values,
+        })
+    }
+}
+
 /// Parse CSV text into records keyed by the header row. Malformed input never
 /// panics: an unterminated quote ends at end of input.
 pub fn parse(text: &str) -> Vec<BTreeMap<String, String>> {
+    let t = table(text);
+    t.records()
+        .map(|r| {
+            t.header
+                .iter()
+                .map(|h| (h.clone(), r.get(h).unwrap_or_default().to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Parse CSV text into a [`Table`] (the reading [`parse`] does, without the maps).
+pub fn table(text: &str) -> Table {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut row: Vec<String> = Vec::new();
     let mut field = String::new();
@@ -60,17 +107,14 @@ pub fn parse(text: &str) -> Vec<BTreeMap<String, String>> {
     }
     let mut it = rows.into_iter();
     let Some(header) = it.next() else {
-        return Vec::new();
+        return Table::default();
     };
-    it.filter(|r| r.iter().any(|f| !f.trim().is_empty()))
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.into_iter().chain(std::iter::repeat(String::new())))
-                .collect()
-        })
-        .collect()
+    Table {
+        header,
+        rows: it
+            .filter(|r| r.iter().any(|f| !f.trim().is_empty()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

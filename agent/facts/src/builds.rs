@@ -229,7 +229,7 @@ fn images(sass: &Targets, ptx: &Targets, cuda: Option<CudaVersion>) -> Option<Ve
     )
 }
 
-fn field(r: &std::collections::BTreeMap<String, String>, k: &str) -> String {
+fn field(r: &gpukb_jetson::csv::Record<'_>, k: &str) -> String {
     r.get(k).map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
@@ -237,8 +237,8 @@ fn field(r: &std::collections::BTreeMap<String, String>, k: &str) -> String {
 pub fn torch_wheels() -> &'static [TorchWheel] {
     static T: OnceLock<Vec<TorchWheel>> = OnceLock::new();
     T.get_or_init(|| {
-        let mut v: Vec<TorchWheel> = gpukb_jetson::csv::parse(TORCH_CSV)
-            .into_iter()
+        let mut v: Vec<TorchWheel> = gpukb_jetson::csv::table(TORCH_CSV)
+            .records()
             .filter_map(|r| {
                 let g = |k: &str| field(&r, k);
                 Some(TorchWheel {
@@ -319,8 +319,8 @@ impl JetsonWheel {
 pub fn jetson_wheels() -> &'static [JetsonWheel] {
     static T: OnceLock<Vec<JetsonWheel>> = OnceLock::new();
     T.get_or_init(|| {
-        gpukb_jetson::csv::parse(JETSON_CSV)
-            .into_iter()
+        gpukb_jetson::csv::table(JETSON_CSV)
+            .records()
             .filter_map(|r| {
                 let g = |k: &str| field(&r, k);
                 Some(JetsonWheel {
@@ -364,8 +364,8 @@ pub struct Container {
 pub fn containers() -> &'static [Container] {
     static T: OnceLock<Vec<Container>> = OnceLock::new();
     T.get_or_init(|| {
-        gpukb_jetson::csv::parse(CONTAINERS_CSV)
-            .into_iter()
+        gpukb_jetson::csv::table(CONTAINERS_CSV)
+            .records()
             .filter_map(|r| {
                 Some(Container {
                     image: field(&r, "image"),

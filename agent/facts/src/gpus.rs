@@ -73,8 +73,8 @@ pub struct GpuRow {
 pub fn gpu_table() -> &'static [GpuRow] {
     static T: OnceLock<Vec<GpuRow>> = OnceLock::new();
     T.get_or_init(|| {
-        gpukb_jetson::csv::parse(GPUS_CSV)
-            .into_iter()
+        gpukb_jetson::csv::table(GPUS_CSV)
+            .records()
             .filter_map(|r| {
                 let get = |k: &str| r.get(k).map(|s| s.trim().to_string()).unwrap_or_default();
                 Some(GpuRow {
@@ -104,8 +104,8 @@ pub fn gpu_table() -> &'static [GpuRow] {
 fn pci_rows() -> &'static [(u16, String, String, String)] {
     static T: OnceLock<Vec<(u16, String, String, String)>> = OnceLock::new();
     T.get_or_init(|| {
-        gpukb_jetson::csv::parse(PCI_CSV)
-            .into_iter()
+        gpukb_jetson::csv::table(PCI_CSV)
+            .records()
             .filter_map(|r| {
                 let id = r.get("pci_id")?.trim().strip_prefix("10de:")?;
                 Some((
