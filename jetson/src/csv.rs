@@ -14,12 +14,12 @@ pub struct Table {
 
 /// One record of a [`Table`]: its fields by header name.
 #[derive(Debug, Clone, Copy)]
-pub struct Record<'a> {
+pub struct TableRow<'a> {
     header: &'a [String],
     values: &'a [String],
 }
 
-impl<'a> Record<'a> {
+impl<'a> TableRow<'a> {
     /// The field under header `k` (empty when the record is shorter than the header);
     /// `None` when no column is named `k`.
     pub fn get(&self, k: &str) -> Option<&'a str> {
@@ -30,8 +30,8 @@ impl<'a> Record<'a> {
 
 impl Table {
     /// Every record that has a non-blank field, in order.
-    pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
-        self.rows.iter().map(|values| Record {
+    pub fn records(&self) -> impl Iterator<Item = TableRow<'_>> {
+        self.rows.iter().map(|values| TableRow {
             header: &self.header,
             values,
         })

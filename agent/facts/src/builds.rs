@@ -229,7 +229,7 @@ fn images(sass: &Targets, ptx: &Targets, cuda: Option<CudaVersion>) -> Option<Ve
     )
 }
 
-fn field(r: &gpukb_jetson::csv::Record<'_>, k: &str) -> String {
+fn field(r: &gpukb_jetson::csv::TableRow<'_>, k: &str) -> String {
     r.get(k).map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
