@@ -115,8 +115,8 @@ fn write_step_effects(
     rs.push_str(
         "/// Every fix step with a placeholder the machine fills, sorted, with the effects of\n/// its form filled with representative values (`fill_step::REPRESENTATIVE`).\npub(crate) static FILLED_EFFECTS: &[(&str, &[u8])] = &[\n",
     );
+    let representative = fill_step::REPRESENTATIVE.map(Some);
     for step in &steps {
-        let representative = fill_step::REPRESENTATIVE.map(Some);
         let filled = fill_step::fill_step(step, representative);
         if filled == *step {
             continue;

@@ -1,6 +1,7 @@
 //! A minimal RFC 4180 CSV reader for the embedded data tables
-//! (`jetson/data/*.csv`): quoted fields, doubled quotes, CRLF. Rows are maps
-//! from header name to value.
+//! (`jetson/data/*.csv` and the agent's tables): quoted fields, doubled quotes, CRLF.
+//! [`table`] gives the rows under one header ([`TableRow::get`] by column name);
+//! [`parse`] gives a map from header name to value per row.
 
 use std::collections::BTreeMap;
 
@@ -134,7 +135,7 @@ mod tests {
         assert_eq!(rows[0]["a"], "x\ny");
         assert_eq!(rows[0]["b"], "qr");
         assert_eq!(rows[1]["c"], "");
-        // every embedded table reads the same as before: one row per non-empty line
+        // every embedded table without quoted line breaks: one row per non-empty line
         for t in [
             include_str!("../data/jetpack.csv"),
             include_str!("../data/modules.csv"),

@@ -32,11 +32,7 @@ mod memo {
 /// as the worst).
 pub fn step_effects(step: &str) -> Vec<Effect> {
     match memo::STEP_EFFECTS.binary_search_by(|(s, _)| (*s).cmp(step)) {
-        Ok(i) => memo::STEP_EFFECTS[i]
-            .1
-            .iter()
-            .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
-            .collect(),
+        Ok(i) => decode(memo::STEP_EFFECTS[i].1),
         Err(_) => filled_effects(step).unwrap_or_else(|| effects_or_worst(step)),
     }
 }
@@ -50,27 +46,24 @@ fn filled_effects(step: &str) -> Option<Vec<Effect>> {
             .iter()
             .enumerate()
             .all(|(i, v)| v.is_none_or(|v| crate::fill_step::value_has_its_shape(i, v)))
-            .then(|| {
-                codes
-                    .iter()
-                    .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
-                    .collect()
-            })
+            .then(|| decode(codes))
     })
 }
 
 /// Every KB step with a placeholder the machine fills, with the effects the build gave
 /// its filled form (for the test that holds them to the table).
 pub fn filled_templates() -> impl Iterator<Item = (&'static str, Vec<Effect>)> {
-    memo::FILLED_EFFECTS.iter().map(|(t, codes)| {
-        (
-            *t,
-            codes
-                .iter()
-                .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
-                .collect(),
-        )
-    })
+    memo::FILLED_EFFECTS
+        .iter()
+        .map(|(t, codes)| (*t, decode(codes)))
+}
+
+/// Effects from the build's encoding (indices into `Effect::ALL`).
+fn decode(codes: &[u8]) -> Vec<Effect> {
+    codes
+        .iter()
+        .filter_map(|c| Effect::ALL.get(usize::from(*c)).copied())
+        .collect()
 }
 
 /// Every step the build classified (for the test that holds the build to the table).

@@ -283,9 +283,11 @@ impl Host {
     }
 
     /// The names in directory `dir` of the live machine (its `/`, nothing recorded or
-    /// replayed), for the loader model to skip candidates that cannot exist without a
-    /// syscall each: an absent directory has none; `None` when it cannot be listed or
-    /// when this host is not the live, unrecorded machine.
+    /// replayed), in ASCII lower case, for the loader model to skip candidates that cannot
+    /// exist without a syscall each (lower case, so that a case-insensitive mount such as
+    /// WSL's `/mnt/c` never hides a file: a name that matches only in case is resolved);
+    /// an absent directory has none; `None` when it cannot be listed or when this host is
+    /// not the live, unrecorded machine.
     pub(crate) fn live_names_in(&self, dir: &str) -> Option<std::collections::HashSet<String>> {
         if self.replay.is_some()
             || self.recorder.is_some()
@@ -296,7 +298,10 @@ impl Host {
         }
         match std::fs::read_dir(dir) {
             Ok(rd) => rd
-                .map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                .map(|e| {
+                    e.ok()
+                        .map(|e| e.file_name().to_string_lossy().to_ascii_lowercase())
+                })
                 .collect(),
             Err(e) if is_absent(&e) => Some(Default::default()),
             Err(_) => None,

@@ -69,8 +69,8 @@ pub trait ObjectFs {
     fn ident(&self, real: &str) -> Result<Option<ElfIdent>, HostError>;
     /// The dynamic section of the ELF file at real path `real`.
     fn dynamic(&self, real: &str) -> Result<Option<ElfInfo>, HostError>;
-    /// Every name in directory `dir` (none when it is absent), when listing it is
-    /// cheaper than resolving each candidate in it; `None` to resolve each.
+    /// Every name in directory `dir`, in ASCII lower case (none when it is absent), when
+    /// listing it is cheaper than resolving each candidate in it; `None` to resolve each.
     fn names_in(&self, _dir: &str) -> Option<std::collections::HashSet<String>> {
         None
     }

@@ -651,7 +651,9 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         let names = listed
             .entry(dir.to_string())
             .or_insert_with(|| self.fs.names_in(dir));
-        names.as_ref().is_some_and(|n| !n.contains(name))
+        names
+            .as_ref()
+            .is_some_and(|n| !n.contains(&name.to_ascii_lowercase()))
     }
 
     /// The expanded `DT_RPATH` (or `DT_RUNPATH`) directories of object `i`,
