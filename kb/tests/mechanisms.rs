@@ -331,13 +331,18 @@ fn a_module_the_running_kernel_refuses_or_lacks_is_one_not_built_for_it() {
 fn version_and_architecture_checks_name_their_cause_for_every_value() {
     let kb = Kb::open().unwrap();
     let mut cases: Vec<(String, &[&str])> = Vec::new();
-    // nvcc older than the architecture asked for, or newer than an architecture it dropped
-    for arch in [
-        "89", "90", "90a", "100", "100a", "103", "110", "120", "121", "35", "37", "50", "52",
-    ] {
+    // nvcc older than the architecture asked for
+    for arch in ["89", "90", "90a", "100", "100a", "103", "110", "120", "121"] {
         cases.push((
             format!("nvcc fatal   : Unsupported gpu architecture 'compute_{arch}'"),
             &["nvcc_arch_unsupported"],
+        ));
+    }
+    // nvcc newer than an architecture it dropped (CUDA 9, 11, 12, 13)
+    for arch in ["20", "30", "35", "37", "50", "52", "61", "70", "72"] {
+        cases.push((
+            format!("nvcc fatal   : Unsupported gpu architecture 'compute_{arch}'"),
+            &["nvcc_arch_dropped"],
         ));
     }
     // PyTorch's capability check: a GPU newer than the wheel, or older than its minimum

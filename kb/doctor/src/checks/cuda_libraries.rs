@@ -66,7 +66,7 @@ fn torch_library_missing(v: &View) -> Conclusion {
 pub(super) const LIBRARY_SHADOWED_BY_LD_LIBRARY_PATH: Check = Check {
     id: CheckId::LibraryShadowedByLdLibraryPath,
     layer: Layer::CudaLibraries,
-    category: "env_cuda_runtime_mismatch",
+    category: "shadowed_cuda_lib",
     explained_by: &[],
     context: false,
     meaning: "torch loads a CUDA library through LD_LIBRARY_PATH, not the copy its wheel pins",
