@@ -258,9 +258,7 @@ impl Host {
 
     /// Reads a file as text (invalid UTF-8 is replaced).
     pub fn read_string(&self, path: &str) -> Result<Option<String>, HostError> {
-        Ok(self
-            .read(path)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+        Ok(self.read(path)?.map(text_of))
     }
 
     /// Lists a directory, sorted by name.
@@ -288,7 +286,7 @@ impl Host {
     /// WSL's `/mnt/c` never hides a file: a name that matches only in case is resolved);
     /// an absent directory has none; `None` when it cannot be listed or when this host is
     /// not the live, unrecorded machine.
-    pub(crate) fn live_names_in(&self, dir: &str) -> Option<std::collections::HashSet<String>> {
+    pub(crate) fn live_names_in(&self, dir: &str) -> Option<crate::loader::Names> {
         if self.replay.is_some()
             || self.recorder.is_some()
             || !matches!(self.mode, Mode::Live)
@@ -299,8 +297,14 @@ impl Host {
         match std::fs::read_dir(dir) {
             Ok(rd) => rd
                 .map(|e| {
-                    e.ok()
-                        .map(|e| e.file_name().to_string_lossy().to_ascii_lowercase())
+                    e.ok().map(|e| {
+                        let mut name = e
+                            .file_name()
+                            .into_string()
+                            .unwrap_or_else(|raw| raw.to_string_lossy().into_owned());
+                        name.make_ascii_lowercase();
+                        name
+                    })
                 })
                 .collect(),
             Err(e) if is_absent(&e) => Some(Default::default()),
@@ -724,6 +728,12 @@ fn read_real(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HostError> {
         });
     }
     Ok(Some(buf))
+}
+
+/// Bytes as text, without a copy when they are UTF-8 already (almost always: validating
+/// is several times cheaper than the lossy scan, which a 100 kB `torch/__init__.py` felt).
+fn text_of(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn is_absent(e: &std::io::Error) -> bool {

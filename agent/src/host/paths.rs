@@ -8,7 +8,8 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 /// Machine paths known to exist and not to be symlinks.
-pub(super) type Verified = HashSet<String>;
+pub(super) type Verified =
+    HashSet<String, std::hash::BuildHasherDefault<crate::loader::NameHasher>>;
 
 /// The real location of machine path `path` under `root`.
 pub(super) fn under_root(root: &Path, path: &str) -> PathBuf {
@@ -45,20 +46,25 @@ pub(super) fn resolve_remembering(
             v.insert(p);
         }
     };
-    let mut done: Vec<String> = Vec::new();
+    // The resolved prefix, built in place: `here` is `/a/b/c`, `ends` where each component
+    // ends in it (one path string per component instead of a join of all of them).
+    let mut here = String::with_capacity(path.len() + 16);
+    let mut ends: Vec<usize> = Vec::new();
     let mut todo: Vec<String> = split(path).into_iter().rev().collect();
     let mut hops = 0;
     while let Some(part) = todo.pop() {
         match part.as_str() {
             "." => continue,
             ".." => {
-                done.pop();
+                ends.pop();
+                here.truncate(ends.last().copied().unwrap_or(0));
                 continue;
             }
             _ => {}
         }
-        done.push(part);
-        let here = format!("/{}", done.join("/"));
+        here.push('/');
+        here.push_str(&part);
+        ends.push(here.len());
         if known(&here) {
             continue;
         }
@@ -91,18 +97,23 @@ pub(super) fn resolve_remembering(
                     message: e.to_string(),
                 })?;
                 let target = target.to_string_lossy().into_owned();
-                done.pop();
+                ends.pop();
                 if target.starts_with('/') {
-                    done.clear();
+                    ends.clear();
                 }
+                here.truncate(ends.last().copied().unwrap_or(0));
                 for p in split(&target).into_iter().rev() {
                     todo.push(p);
                 }
             }
-            Ok(_) => remember(here),
+            Ok(_) => remember(here.clone()),
         }
     }
-    Ok(Some(format!("/{}", done.join("/"))))
+    Ok(Some(if here.is_empty() {
+        "/".to_string()
+    } else {
+        here
+    }))
 }
 
 fn split(p: &str) -> Vec<String> {
@@ -179,7 +190,7 @@ mod tests {
             "/usr/local/cuda/lib64/missing.so.1",
             "/usr/local/cuda-13.0/lib64/libcublas.so.13",
         ];
-        let memo = Mutex::new(Some(Verified::new()));
+        let memo = Mutex::new(Some(Verified::default()));
         for p in paths {
             assert_eq!(
                 resolve_remembering(root, p, &memo).unwrap(),

@@ -71,8 +71,36 @@ pub trait ObjectFs {
     fn dynamic(&self, real: &str) -> Result<Option<ElfInfo>, HostError>;
     /// Every name in directory `dir`, in ASCII lower case (none when it is absent), when
     /// listing it is cheaper than resolving each candidate in it; `None` to resolve each.
-    fn names_in(&self, _dir: &str) -> Option<std::collections::HashSet<String>> {
+    fn names_in(&self, _dir: &str) -> Option<Names> {
         None
+    }
+}
+
+/// The names of one directory ([`ObjectFs::names_in`]), in ASCII lower case.
+pub type Names = std::collections::HashSet<String, std::hash::BuildHasherDefault<NameHasher>>;
+
+/// FNV-1a over the names and paths the loader model looks up (a directory's entries, the
+/// directories listed, the path prefixes known to be real). The default SipHash was a
+/// tenth of modelling `import torch` (thousands of names in a system library directory);
+/// a collision here only slows one lookup, so a keyed hash buys nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -121,7 +149,7 @@ impl ObjectFs for Host {
         }
     }
 
-    fn names_in(&self, dir: &str) -> Option<std::collections::HashSet<String>> {
+    fn names_in(&self, dir: &str) -> Option<Names> {
         self.live_names_in(dir)
     }
 }

@@ -114,7 +114,11 @@ pub struct Process<'a, F: ObjectFs> {
     /// skipped without resolving it (torch's RUNPATH alone names a dozen directories,
     /// each tried with every hwcaps subdirectory for every library).
     listed: std::cell::RefCell<
-        std::collections::HashMap<String, Option<std::collections::HashSet<String>>>,
+        std::collections::HashMap<
+            String,
+            Option<super::Names>,
+            std::hash::BuildHasherDefault<super::NameHasher>,
+        >,
     >,
 }
 
@@ -580,11 +584,22 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         rule: LoadRule,
         what: &str,
     ) -> Result<Option<Found>, LoadError> {
+        let subdirs = self.target.subdirs();
+        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
         for dir in dirs {
-            for sub in self.target.subdirs() {
+            for sub in &subdirs {
+                // The listing of the candidate's folder first: most candidates are
+                // absent, and skipping them builds no path (thousands per `import torch`).
+                if plain {
+                    let folder = absolute(&self.env.cwd, &format!("{dir}{sub}"));
+                    let folder = folder.trim_end_matches('/');
+                    if self.absent_from(if folder.is_empty() { "/" } else { folder }, name) {
+                        continue;
+                    }
+                }
                 let l_name = format!("{dir}{sub}{name}");
                 let path = absolute(&self.env.cwd, &l_name);
-                if self.surely_absent(&path) {
+                if !plain && self.surely_absent(&path) {
                     continue;
                 }
                 if let Some(real) = self.verify(&path)? {
@@ -646,14 +661,25 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         if name.is_empty() || name == "." || name == ".." {
             return false;
         }
-        let dir = if dir.is_empty() { "/" } else { dir };
+        self.absent_from(if dir.is_empty() { "/" } else { dir }, name)
+    }
+
+    /// Whether the listing of directory `dir` (absolute, no trailing `/` but the root's)
+    /// shows no entry `name`; `false` where the filesystem does not list it.
+    fn absent_from(&self, dir: &str, name: &str) -> bool {
         let mut listed = self.listed.borrow_mut();
-        let names = listed
-            .entry(dir.to_string())
-            .or_insert_with(|| self.fs.names_in(dir));
-        names
-            .as_ref()
-            .is_some_and(|n| !n.contains(&name.to_ascii_lowercase()))
+        if !listed.contains_key(dir) {
+            let names = self.fs.names_in(dir);
+            listed.insert(dir.to_string(), names);
+        }
+        let Some(Some(names)) = listed.get(dir) else {
+            return false;
+        };
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            !names.contains(&name.to_ascii_lowercase())
+        } else {
+            !names.contains(name)
+        }
     }
 
     /// The expanded `DT_RPATH` (or `DT_RUNPATH`) directories of object `i`,
