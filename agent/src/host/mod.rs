@@ -286,7 +286,7 @@ impl Host {
     /// WSL's `/mnt/c` never hides a file: a name that matches only in case is resolved);
     /// an absent directory has none; `None` when it cannot be listed or when this host is
     /// not the live, unrecorded machine.
-    pub(crate) fn live_names_in(&self, dir: &str) -> Option<crate::loader::Names> {
+    pub(crate) fn live_names_in(&self, dir: &str) -> Option<Names> {
         if self.replay.is_some()
             || self.recorder.is_some()
             || !matches!(self.mode, Mode::Live)
@@ -728,6 +728,34 @@ fn read_real(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HostError> {
         });
     }
     Ok(Some(buf))
+}
+
+/// The names of one directory (the loader model's `ObjectFs::names_in`), in ASCII lower case.
+pub type Names = std::collections::HashSet<String, std::hash::BuildHasherDefault<NameHasher>>;
+
+/// FNV-1a over the names and paths the loader model looks up (a directory's entries, the
+/// directories listed, the path prefixes known to be real). The default SipHash was a
+/// tenth of modelling `import torch` (thousands of names in a system library directory);
+/// a collision here only slows one lookup, so a keyed hash buys nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// Bytes as text, without a copy when they are UTF-8 already (almost always: validating

@@ -8,8 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 /// Machine paths known to exist and not to be symlinks.
-pub(super) type Verified =
-    HashSet<String, std::hash::BuildHasherDefault<crate::loader::NameHasher>>;
+pub(super) type Verified = HashSet<String, std::hash::BuildHasherDefault<super::NameHasher>>;
 
 /// The real location of machine path `path` under `root`.
 pub(super) fn under_root(root: &Path, path: &str) -> PathBuf {

@@ -76,33 +76,7 @@ pub trait ObjectFs {
     }
 }
 
-/// The names of one directory ([`ObjectFs::names_in`]), in ASCII lower case.
-pub type Names = std::collections::HashSet<String, std::hash::BuildHasherDefault<NameHasher>>;
-
-/// FNV-1a over the names and paths the loader model looks up (a directory's entries, the
-/// directories listed, the path prefixes known to be real). The default SipHash was a
-/// tenth of modelling `import torch` (thousands of names in a system library directory);
-/// a collision here only slows one lookup, so a keyed hash buys nothing.
-#[derive(Debug, Clone, Copy)]
-pub struct NameHasher(u64);
-
-impl Default for NameHasher {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+pub use crate::host::{NameHasher, Names};
 
 /// The host as the loader sees it. A replayed capture answers only what the
 /// gpukb that wrote it asked: a path it did not resolve is taken as absent,
