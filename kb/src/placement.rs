@@ -353,30 +353,55 @@ impl MachineValues {
     /// The values for the machine a fingerprint describes (`None` where a
     /// fact is missing: the placeholder then stays, with its comment).
     pub fn of(fp: &gpukb_facts::Fingerprint) -> MachineValues {
-        let view = gpukb_doctor::View::new(fp);
-        let driver = gpukb_doctor::fixes::driver_recommendation_for(&view);
-        let machine = gpukb_facts::plan::PlannerFacts::from_fingerprint(fp, "this machine");
-        let plan = gpukb_facts::plan::plan(&[machine], &gpukb_facts::plan::TorchSpec::default());
+        Self::for_placeholders(fp, &FILLED)
+    }
+
+    /// The values of the `placeholders` named (of [`FILLED`]) only: the others stay
+    /// `None`. Planning the torch pin reads the wheel tables (about 40 % of judging a
+    /// machine's facts), so a search computes only what the shown fixes name.
+    pub fn for_placeholders(fp: &gpukb_facts::Fingerprint, placeholders: &[&str]) -> MachineValues {
+        let wants = |t: &str| placeholders.contains(&t);
+        let driver = (wants("<DRIVER_PACKAGE>") || wants("<BRANCH>"))
+            .then(|| gpukb_doctor::fixes::driver_recommendation_for(&gpukb_doctor::View::new(fp)))
+            .flatten();
+        let torch_pin = wants("<TORCH_PIN>")
+            .then(|| {
+                let machine = gpukb_facts::plan::PlannerFacts::from_fingerprint(fp, "this machine");
+                gpukb_facts::plan::plan(&[machine], &gpukb_facts::plan::TorchSpec::default())
+                    .torch
+                    .recommended
+                    .and_then(|r| r.command.strip_prefix("pip install ").map(str::to_string))
+            })
+            .flatten();
         MachineValues {
-            driver_package: driver.as_ref().map(|d| d.apt_package()),
-            branch: driver.as_ref().map(|d| d.branch.to_string()),
-            torch_pin: plan
-                .torch
-                .recommended
-                .and_then(|r| r.command.strip_prefix("pip install ").map(str::to_string)),
+            driver_package: driver
+                .as_ref()
+                .filter(|_| wants("<DRIVER_PACKAGE>"))
+                .map(|d| d.apt_package()),
+            branch: driver
+                .as_ref()
+                .filter(|_| wants("<BRANCH>"))
+                .map(|d| d.branch.to_string()),
+            torch_pin,
         }
     }
 }
 
+/// The placeholders of [`FILLED`] that some step of `fixes` names.
+pub fn placeholders_in<'a>(fixes: impl IntoIterator<Item = &'a Fix>) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for fix in fixes {
+        for t in FILLED {
+            if !out.contains(&t) && fix.steps.iter().any(|s| s.contains(t)) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
 /// The placeholders [`fill`] fills (kb/FORMAT.md, "Machine-dependent steps").
 pub use crate::fill_step::FILLED;
-
-/// Whether a fix names a placeholder [`fill`] fills.
-pub fn has_placeholder(fix: &Fix) -> bool {
-    fix.steps
-        .iter()
-        .any(|s| FILLED.iter().any(|t| s.contains(t)))
-}
 
 /// Fills a fix's placeholders with this machine's values, in the command part
 /// of each step only (a trailing `# comment` that explains a placeholder keeps

@@ -630,14 +630,15 @@ impl Kb {
         };
         // The machine's values fill the KB's placeholders, unless the paste says the
         // failing process is not the machine observed.
-        let has_placeholder = r.results.iter().chain(r.ruled_out.iter()).any(|h| {
-            h.fixes
+        let named = crate::placement::placeholders_in(
+            r.results
                 .iter()
-                .any(|f| crate::placement::has_placeholder(&f.fix))
-        });
+                .chain(r.ruled_out.iter())
+                .flat_map(|h| h.fixes.iter().map(|f| &f.fix)),
+        );
         let values = facts
-            .filter(|_| r.differs.is_empty() && has_placeholder)
-            .map(|f| crate::placement::MachineValues::of(f.fingerprint()));
+            .filter(|_| r.differs.is_empty() && !named.is_empty())
+            .map(|f| crate::placement::MachineValues::for_placeholders(f.fingerprint(), &named));
         let mut impossible = BTreeSet::new();
         for h in r.results.iter_mut().chain(r.ruled_out.iter_mut()) {
             if let Some(v) = &values {

@@ -384,6 +384,22 @@ fn filled_placeholders_agree_with_the_doctors_computed_fixes() {
     let (mut drivers, mut pins) = (0, 0);
     for (name, fp) in machines {
         let values = MachineValues::of(fp);
+        // search computes only the placeholders its shown fixes name: each one alone is
+        // the value `of` gives, and the others stay empty
+        for (only, want) in [
+            ("<DRIVER_PACKAGE>", values.driver_package.clone()),
+            ("<BRANCH>", values.branch.clone()),
+            ("<TORCH_PIN>", values.torch_pin.clone()),
+        ] {
+            let v = MachineValues::for_placeholders(fp, &[only]);
+            let got = [&v.driver_package, &v.branch, &v.torch_pin];
+            assert_eq!(
+                got.iter().filter(|x| x.is_some()).count(),
+                usize::from(want.is_some()),
+                "{name} {only}"
+            );
+            assert!(got.iter().any(|x| **x == want), "{name} {only}");
+        }
         let d = diagnose(fp, name);
         for s in d.findings.iter().flat_map(|f| &f.fixes) {
             for c in &s.commands {
