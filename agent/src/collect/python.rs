@@ -281,6 +281,61 @@ fn scan_site(
     if !has_torch && nvidia_wheels.is_empty() && cuda_packages.is_empty() && !has_framework {
         return None;
     }
+    // What `import torch` loads is modelled on its own thread, started first: it is the
+    // longest step of the detection, and it needs none of the reads below (only the
+    // wheel libraries, to name the loaded files' wheels, once both are done).
+    std::thread::scope(|scope| {
+        let process = has_torch.then(|| {
+            scope.spawn(|| {
+                ctx.timed(
+                    format!("python: {site}: torch: what import torch loads"),
+                    || torch_process(ctx, site),
+                )
+            })
+        });
+        let process = move || process.and_then(|h| h.join().ok()).flatten();
+        let found = Site {
+            kind,
+            site,
+            entries: &entries,
+            dists,
+            nvidia_wheels,
+            cuda_packages,
+            has_torch,
+        };
+        scan_site_with(ctx, found, libs, process)
+    })
+}
+
+/// What [`scan_site`] read of one site-packages before looking inside its packages.
+struct Site<'a> {
+    kind: PythonEnvKind,
+    site: &'a str,
+    entries: &'a [crate::host::DirEntry],
+    dists: Vec<Package>,
+    nvidia_wheels: Vec<Package>,
+    cuda_packages: Vec<Package>,
+    has_torch: bool,
+}
+
+/// The rest of [`scan_site`], with `process` giving the loader model's `import torch`
+/// (`None` when it could not be modelled).
+fn scan_site_with<'h>(
+    ctx: &'h Context,
+    found: Site<'_>,
+    libs: &mut Vec<LibraryFile>,
+    process: impl FnOnce() -> Option<loader::Process<'h, Host>>,
+) -> Option<PythonEnv> {
+    let Site {
+        kind,
+        site,
+        entries,
+        dists,
+        nvidia_wheels,
+        cuda_packages,
+        has_torch,
+    } = found;
+    let host = &ctx.host;
     // Libraries shipped in nvidia-* wheels.
     let wheel_libs = ctx.timed(format!("python: {site}: nvidia wheel libraries"), || {
         let mut wheel_libs = Vec::new();
@@ -300,11 +355,11 @@ fn scan_site(
     });
     let torch = ctx.timed(format!("python: {site}: torch"), || {
         has_torch
-            .then(|| torch(ctx, site, &dists, &wheel_libs))
+            .then(|| torch(ctx, site, &dists, &wheel_libs, process))
             .flatten()
     });
     let extensions = ctx.timed(format!("python: {site}: extensions"), || {
-        extensions(host, site, &entries, &cuda_packages)
+        extensions(host, site, entries, &cuda_packages)
     });
     let frameworks = ctx.timed(format!("python: {site}: other frameworks"), || {
         frameworks(ctx, site, &dists, &wheel_libs)
@@ -569,11 +624,12 @@ fn extensions(
     out
 }
 
-fn torch(
-    ctx: &Context,
+fn torch<'h>(
+    ctx: &'h Context,
     site: &str,
     dists: &[Package],
     wheel_libs: &[LibraryFile],
+    process: impl FnOnce() -> Option<loader::Process<'h, Host>>,
 ) -> Option<TorchInstall> {
     let host = &ctx.host;
     let vpath = format!("{site}/torch/version.py");
@@ -630,10 +686,9 @@ fn torch(
         Err(e) => Observed::failed(Source::Elf { path: so.clone() }, e),
     };
     let loads = match &elf {
-        Ok(Some(_)) => ctx.timed(
-            format!("python: {site}: torch: what import torch loads"),
-            || torch_loads(ctx, site, wheel_libs),
-        ),
+        Ok(Some(_)) => process()
+            .map(|p| cuda_loads(&p, wheel_libs))
+            .unwrap_or_default(),
         _ => vec![],
     };
     Some(TorchInstall {
@@ -672,13 +727,10 @@ fn loader_inputs(ctx: &Context) -> (&loader::Target, &loader::LoaderEnvironment,
 
 /// Every CUDA library `import torch` and its first GPU use load, resolved
 /// by the loader model ([`loader::torch`]).
-fn torch_loads(ctx: &Context, site: &str, wheel_libs: &[LibraryFile]) -> Vec<ResolvedLibrary> {
+fn torch_process<'h>(ctx: &'h Context, site: &str) -> Option<loader::Process<'h, Host>> {
     let (target, env, cache) = loader_inputs(ctx);
     let python = interpreter(&ctx.host, site);
-    match loader::torch::torch_process(&ctx.host, target, env, cache, python.as_deref(), site) {
-        Ok(p) => cuda_loads(&p, wheel_libs),
-        Err(_) => Vec::new(),
-    }
+    loader::torch::torch_process(&ctx.host, target, env, cache, python.as_deref(), site).ok()
 }
 
 /// Every CUDA library loading `so` (by path, from the interpreter of `site`) brings in.
