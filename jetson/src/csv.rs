@@ -142,7 +142,7 @@ pub fn table(text: &str) -> Table<'_> {
 
 /// The field that ends at `end`: the text itself when nothing changed it.
 fn field<'a>(text: &'a str, owned: &mut Option<String>, start: usize, end: usize) -> Cow<'a, str> {
-    let run = &text[start.min(end)..end];
+    let run = &text[start..end];
     match owned.take() {
         Some(mut f) => {
             f.push_str(run);

@@ -44,7 +44,8 @@ fn table(body: &str) -> Vec<(String, String)> {
 
 /// One table line: optional `(`, a quoted folder name of `[A-Za-z0-9_]`, `,` or `:`, then a
 /// quoted `lib….so…` (whitespace allowed between the parts). Read by hand: compiling the
-/// equivalent regex cost more than the whole parse (0.4 ms of each default search).
+/// equivalent regex cost more than the whole parse (`what import torch loads`: 5.6 →
+/// 5.3–5.4 ms CPU, medians of 21, a cu132 torch on the build VM).
 fn entry(line: &str) -> Option<(String, String)> {
     let rest = line.trim_start();
     let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
@@ -59,8 +60,9 @@ fn entry(line: &str) -> Option<(String, String)> {
     let rest = rest.trim_start();
     let rest = rest.strip_prefix([',', ':'])?.trim_start();
     let (lib, _) = quoted(rest)?;
-    let so = lib.find(".so")?;
-    (lib.starts_with("lib") && so > 3).then(|| (folder.to_string(), lib.to_string()))
+    // `lib`, at least one character, then `.so` somewhere after it
+    let so_after_lib = lib.len() > 4 && lib.as_bytes()[4..].windows(3).any(|w| w == b".so");
+    (lib.starts_with("lib") && so_after_lib).then(|| (folder.to_string(), lib.to_string()))
 }
 
 /// The text of a `"…"` at the start of `s` (no escapes) and what follows it.
@@ -232,6 +234,8 @@ def _load_global_deps() -> None:
             "\"libnvrtc.so.*[0-9]\"),",
             "libcudnn.so",
             "\"libcusparseLt.so.*[0-9]",
+            "\"lib.so.so\"",
+            "\"libé.so\"",
         ];
         let mut n = 0;
         for h in heads {
