@@ -80,7 +80,7 @@ fn no_nvidia_gpu_visible(v: &View) -> Conclusion {
 pub(super) const GPU_MEMORY_FAULT: Check = Check {
     id: CheckId::GpuMemoryFault,
     layer: Layer::Hardware,
-    category: "ecc_row_remap",
+    category: "gpu_memory_hw_failure",
     explained_by: &[],
     context: false,
     meaning: "a GPU reports uncorrectable ECC errors, failed or pending row remapping",

@@ -271,7 +271,7 @@ fn driver_not_loaded(v: &View) -> Conclusion {
 pub(super) const OPEN_MODULE_REQUIRED: Check = Check {
     id: CheckId::OpenModuleRequired,
     layer: Layer::KernelDriver,
-    category: "open_kernel_module_required",
+    category: "open_module_gpu_mismatch",
     explained_by: &[],
     context: false,
     meaning: "a Blackwell or Grace Hopper GPU runs the proprietary kernel module",
@@ -423,7 +423,7 @@ fn driver_userspace_mismatch(v: &View) -> Conclusion {
 pub(super) const NVIDIA_UVM_NOT_LOADED: Check = Check {
     id: CheckId::NvidiaUvmNotLoaded,
     layer: Layer::KernelDriver,
-    category: "nvidia_uvm_missing",
+    category: "nvidia_uvm_not_loaded",
     explained_by: &[],
     context: false,
     meaning: "nvidia is loaded but nvidia_uvm (which CUDA needs) is not",
