@@ -132,7 +132,7 @@ fn container_without_gpu(v: &View) -> Conclusion {
 pub(super) const CONTAINER_SHIPS_DRIVER_LIBRARIES: Check = Check {
     id: CheckId::ContainerShipsDriverLibraries,
     layer: Layer::ContainerWsl,
-    category: "container_image_driver_files",
+    category: "container_baked_driver_libs",
     explained_by: &[],
     context: false,
     meaning: "the container image carries its own driver libraries, of another release than the host's module",
