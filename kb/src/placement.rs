@@ -116,9 +116,9 @@ pub struct Named {
 const PLATFORM_PATTERNS: [(Platform, &str, &[&str], &str); 4] = [
     (
         Platform::Wsl2,
-        "the paste names WSL (a WSL2 kernel, /usr/lib/wsl/lib, ld.wsl.conf, /dev/dxg or libdxcore)",
-        &["microsoft-standard", "/usr/lib/wsl/", "wsl", "/dev/dxg", "libdxcore"],
-        r"(?i)microsoft-standard|/usr/lib/wsl/|\bwsl ?2?\b|ld\.wsl\.conf|/dev/dxg|libdxcore",
+        "the paste names WSL (a WSL2 kernel, /usr/lib/wsl/lib, ld.wsl.conf, /dev/dxg, libdxcore, or a Windows drive mounted at /mnt/<letter>/)",
+        &["microsoft-standard", "/usr/lib/wsl/", "wsl", "/dev/dxg", "libdxcore", "/mnt/"],
+        r"(?i)microsoft-standard|/usr/lib/wsl/|\bwsl ?2?\b|ld\.wsl\.conf|/dev/dxg|libdxcore|/mnt/[a-z]/",
     ),
     (
         Platform::Jetson,
@@ -466,6 +466,12 @@ mod tests {
             Some(Platform::Wsl2)
         );
         assert_eq!(p("ls /usr/lib/wsl/lib/libcuda.so.1"), Some(Platform::Wsl2));
+        // WSL mounts the Windows drives at /mnt/<letter>/; a Linux mount point has a name
+        assert_eq!(
+            p(r#"File "/mnt/c/Users/me/proj/.venv/lib/python3.12/site-packages/x.py""#),
+            Some(Platform::Wsl2)
+        );
+        assert_eq!(p("cp model.bin /mnt/data/models/"), None);
         assert_eq!(
             p("R36 (release), REVISION: 4.3 on Jetson Orin NX"),
             Some(Platform::Jetson)
