@@ -295,18 +295,15 @@ impl Host {
             return None;
         }
         match std::fs::read_dir(dir) {
-            Ok(rd) => rd
-                .map(|e| {
-                    e.ok().map(|e| {
-                        let mut name = e
-                            .file_name()
-                            .into_string()
-                            .unwrap_or_else(|raw| raw.to_string_lossy().into_owned());
-                        name.make_ascii_lowercase();
-                        name
-                    })
-                })
-                .collect(),
+            Ok(rd) => {
+                use std::os::unix::ffi::OsStrExt;
+                let mut names = Names::default();
+                for e in rd {
+                    // An entry that cannot be read leaves the listing unknown.
+                    names.insert(e.ok()?.file_name().as_bytes());
+                }
+                Some(names)
+            }
             Err(e) if is_absent(&e) => Some(Default::default()),
             Err(_) => None,
         }
@@ -730,8 +727,33 @@ fn read_real(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HostError> {
     Ok(Some(buf))
 }
 
-/// The names of one directory (the loader model's `ObjectFs::names_in`), in ASCII lower case.
-pub type Names = std::collections::HashSet<String, std::hash::BuildHasherDefault<NameHasher>>;
+/// The names of one directory (the loader model's `ObjectFs::names_in`), kept as FNV-1a
+/// hashes of their ASCII lower case: enough to say a name is surely absent, which is all the
+/// loader model asks (a name whose hash is present is resolved for real, so a collision only
+/// costs one lookup). Holding hashes, not strings, saves an allocation and a free for each of
+/// the thousands of entries of a system library directory.
+#[derive(Debug, Clone, Default)]
+pub struct Names(std::collections::HashSet<u64, std::hash::BuildHasherDefault<NameHasher>>);
+
+impl Names {
+    /// FNV-1a of `name` in ASCII lower case.
+    fn key(name: &[u8]) -> u64 {
+        name.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    /// Adds a directory entry's name (raw bytes, any case).
+    pub fn insert(&mut self, name: &[u8]) {
+        self.0.insert(Self::key(name));
+    }
+
+    /// Whether `name` (any ASCII case) may be one of the names: `false` means it surely
+    /// is not.
+    pub fn may_contain(&self, name: &str) -> bool {
+        self.0.contains(&Self::key(name.as_bytes()))
+    }
+}
 
 /// FNV-1a over the names and paths the loader model looks up (a directory's entries, the
 /// directories listed, the path prefixes known to be real). The default SipHash took about

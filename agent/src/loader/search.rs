@@ -53,7 +53,23 @@ pub struct Loaded {
     info: ElfInfo,
     /// `l_origin`: the directory `$ORIGIN` expands to.
     origin: String,
+    /// Its expanded `DT_RPATH` and `DT_RUNPATH` directories, worked out on the first
+    /// search that needs them (`fillin_rpath` runs once per object in glibc too).
+    dirs: SearchDirs,
 }
+
+/// An object's expanded `DT_RPATH` (0) and `DT_RUNPATH` (1) directories, once computed.
+/// Not part of what the object is: equal whatever has been computed.
+#[derive(Debug, Clone, Default)]
+struct SearchDirs([std::cell::OnceCell<Option<Vec<String>>>; 2]);
+
+impl PartialEq for SearchDirs {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for SearchDirs {}
 
 impl Loaded {
     /// Its `DT_SONAME`.
@@ -109,6 +125,10 @@ pub struct Process<'a, F: ObjectFs> {
     /// Whether the current search met a file of another ELF class
     /// (`found_other_class`).
     other_class: std::cell::Cell<bool>,
+    /// The target's hwcaps subdirectories, each ending in `/`, then "" (computed once).
+    subdirs: Vec<String>,
+    /// The default directories, each ending in `/` (computed once).
+    default_dirs: Vec<String>,
     /// The names of each directory searched, where the filesystem lists them
     /// ([`ObjectFs::names_in`]): a candidate absent from its directory's names is
     /// skipped without resolving it (torch's RUNPATH alone names a dozen directories,
@@ -162,6 +182,8 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             missing: Vec::new(),
             keep_going,
             other_class: Default::default(),
+            subdirs: target.subdirs(),
+            default_dirs: target.default_dirs.iter().map(|d| slash(d)).collect(),
             listed: Default::default(),
         };
         let (real, info) = match exe {
@@ -192,6 +214,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             loader: None,
             requested_by: None,
             info,
+            dirs: SearchDirs::default(),
         });
         let ld_real = fs
             .realpath(&target.ld_so)?
@@ -209,6 +232,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             loader: None,
             requested_by: None,
             info: ld_info,
+            dirs: SearchDirs::default(),
         });
         p.env_dirs = p.ld_library_path();
         let mut roots = vec![0];
@@ -313,9 +337,9 @@ impl<'a, F: ObjectFs> Process<'a, F> {
                 return Ok(i);
             }
         }
-        let by = loader.map_or("the program".into(), |l| self.display(l));
         self.other_class.set(false);
         let Some((l_name, real, rule, source)) = self.find(loader, name, secure_mode)? else {
+            let by = loader.map_or("the program".into(), |l| self.display(l));
             let name = name.to_string();
             return Err(if self.other_class.get() {
                 LoadError::WrongClass { name, by }
@@ -352,6 +376,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
             },
             requested_by: loader,
             info,
+            dirs: SearchDirs::default(),
         });
         let i = self.objects.len() - 1;
         self.resolutions
@@ -444,15 +469,15 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         name: &str,
         _: bool,
     ) -> Result<Option<Found>, LoadError> {
-        if loader.is_some_and(|l| runpath_of(&self.objects[l].info).is_some()) {
+        if loader.is_some_and(|l| has_runpath(&self.objects[l].info)) {
             return Ok(None);
         }
         let mut did_main = false;
         let mut l = loader;
         while let Some(i) = l {
             if let Some(dirs) = self.rpath_dirs(i, false) {
-                let what = format!("RPATH of {}", self.display(i));
-                if let Some(f) = self.open_path(&dirs, name, LoadRule::Rpath, &what)? {
+                let what = || format!("RPATH of {}", self.display(i));
+                if let Some(f) = self.open_path(dirs, name, LoadRule::Rpath, &what)? {
                     return Ok(Some(f));
                 }
                 did_main |= i == 0;
@@ -461,8 +486,8 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         }
         if !did_main {
             if let Some(dirs) = self.rpath_dirs(0, false) {
-                let what = format!("RPATH of {}", self.display(0));
-                return self.open_path(&dirs, name, LoadRule::Rpath, &what);
+                let what = || format!("RPATH of {}", self.display(0));
+                return self.open_path(dirs, name, LoadRule::Rpath, &what);
             }
         }
         Ok(None)
@@ -470,12 +495,9 @@ impl<'a, F: ObjectFs> Process<'a, F> {
 
     /// "Try the LD_LIBRARY_PATH environment variable."
     fn find_env(&self, _: Option<usize>, name: &str, _: bool) -> Result<Option<Found>, LoadError> {
-        self.open_path(
-            &self.env_dirs,
-            name,
-            LoadRule::LdLibraryPath,
-            "LD_LIBRARY_PATH",
-        )
+        self.open_path(&self.env_dirs, name, LoadRule::LdLibraryPath, &|| {
+            "LD_LIBRARY_PATH".into()
+        })
     }
 
     /// "Look at the RUNPATH information for this binary": the loader's own
@@ -489,8 +511,8 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         let Some(l) = loader else { return Ok(None) };
         match self.rpath_dirs(l, true) {
             Some(dirs) => {
-                let what = format!("RUNPATH of {}", self.display(l));
-                self.open_path(&dirs, name, LoadRule::Runpath, &what)
+                let what = || format!("RUNPATH of {}", self.display(l));
+                self.open_path(dirs, name, LoadRule::Runpath, &what)
             }
             None => Ok(None),
         }
@@ -572,28 +594,37 @@ impl<'a, F: ObjectFs> Process<'a, F> {
         if self.objects[l].info.flags_1 & DF_1_NODEFLIB != 0 {
             return Ok(None);
         }
-        let dirs: Vec<String> = self.target.default_dirs.iter().map(|d| slash(d)).collect();
-        self.open_path(&dirs, name, LoadRule::Default, "default directories")
+        self.open_path(&self.default_dirs, name, LoadRule::Default, &|| {
+            "default directories".into()
+        })
     }
 
-    /// `open_path`: each directory, each hwcaps subdirectory first.
+    /// `open_path`: each directory, each hwcaps subdirectory first. `what` names the
+    /// directories' origin for the answer (built only for a file found).
     fn open_path(
         &self,
         dirs: &[String],
         name: &str,
         rule: LoadRule,
-        what: &str,
+        what: &dyn Fn() -> String,
     ) -> Result<Option<Found>, LoadError> {
-        let subdirs = self.target.subdirs();
         let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
+        // The candidate's folder, built in place (what `absolute(cwd, dir + sub)` gives).
+        let mut folder = String::new();
         for dir in dirs {
-            for sub in &subdirs {
+            for sub in &self.subdirs {
                 // The listing of the candidate's folder first: most candidates are
                 // absent, and skipping them builds no path (thousands per `import torch`).
                 if plain {
-                    let folder = absolute(&self.env.cwd, &format!("{dir}{sub}"));
-                    let folder = folder.trim_end_matches('/');
-                    if self.absent_from(if folder.is_empty() { "/" } else { folder }, name) {
+                    folder.clear();
+                    if !dir.starts_with('/') && !(dir.is_empty() && sub.starts_with('/')) {
+                        folder.push_str(self.env.cwd.trim_end_matches('/'));
+                        folder.push('/');
+                    }
+                    folder.push_str(dir);
+                    folder.push_str(sub);
+                    let f = folder.trim_end_matches('/');
+                    if self.absent_from(if f.is_empty() { "/" } else { f }, name) {
                         continue;
                     }
                 }
@@ -608,7 +639,7 @@ impl<'a, F: ObjectFs> Process<'a, F> {
                     } else {
                         dir
                     };
-                    return Ok(Some((l_name, real, rule, format!("{what}: {shown}{sub}"))));
+                    return Ok(Some((l_name, real, rule, format!("{}: {shown}{sub}", what()))));
                 }
             }
         }
@@ -667,38 +698,38 @@ impl<'a, F: ObjectFs> Process<'a, F> {
     /// Whether the listing of directory `dir` (absolute, no trailing `/` but the root's)
     /// shows no entry `name`; `false` where the filesystem does not list it.
     fn absent_from(&self, dir: &str, name: &str) -> bool {
+        let absent = |names: &Option<super::Names>| names.as_ref().is_some_and(|n| !n.may_contain(name));
         let mut listed = self.listed.borrow_mut();
-        if !listed.contains_key(dir) {
-            let names = self.fs.names_in(dir);
-            listed.insert(dir.to_string(), names);
+        if let Some(names) = listed.get(dir) {
+            return absent(names);
         }
-        let Some(Some(names)) = listed.get(dir) else {
-            return false;
-        };
-        if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            !names.contains(&name.to_ascii_lowercase())
-        } else {
-            !names.contains(name)
-        }
+        let names = self.fs.names_in(dir);
+        let out = absent(&names);
+        listed.insert(dir.to_string(), names);
+        out
     }
 
     /// The expanded `DT_RPATH` (or `DT_RUNPATH`) directories of object `i`,
     /// each ending in `/` (dl-load.c `fillin_rpath`: an empty element stays
     /// the working directory, an element whose token cannot be expanded is
     /// dropped); `None` when it has none.
-    fn rpath_dirs(&self, i: usize, runpath: bool) -> Option<Vec<String>> {
-        let info = &self.objects[i].info;
-        let raw = if runpath {
-            runpath_of(info)
-        } else if runpath_of(info).is_some() {
-            None
-        } else {
-            rpath_of(info)
-        }?;
-        if raw.is_empty() {
-            return None;
-        }
-        Some(self.fill(&raw, &[':'], i))
+    fn rpath_dirs(&self, i: usize, runpath: bool) -> Option<&[String]> {
+        self.objects[i].dirs.0[usize::from(runpath)]
+            .get_or_init(|| {
+                let info = &self.objects[i].info;
+                let raw = if runpath {
+                    runpath_of(info)
+                } else if has_runpath(info) {
+                    None
+                } else {
+                    rpath_of(info)
+                }?;
+                if raw.is_empty() {
+                    return None;
+                }
+                Some(self.fill(&raw, &[':'], i))
+            })
+            .as_deref()
     }
 
     /// `fillin_rpath` over `raw` split at `seps`, tokens expanded for object `i`.
@@ -788,6 +819,11 @@ fn rpath_of(info: &ElfInfo) -> Option<String> {
     info.rpath_raw
         .clone()
         .or_else(|| (!info.rpath.is_empty()).then(|| info.rpath.join(":")))
+}
+
+/// Whether the object has a `DT_RUNPATH` ([`runpath_of`] is `Some`).
+fn has_runpath(info: &ElfInfo) -> bool {
+    info.runpath_raw.is_some() || !info.runpath.is_empty()
 }
 
 /// `DT_RUNPATH` as written (see [`rpath_of`]).
