@@ -617,7 +617,9 @@ impl<'a, F: ObjectFs> Process<'a, F> {
                 // absent, and skipping them builds no path (thousands per `import torch`).
                 if plain {
                     folder.clear();
-                    if !dir.starts_with('/') && !(dir.is_empty() && sub.starts_with('/')) {
+                    let starts_absolute =
+                        dir.starts_with('/') || (dir.is_empty() && sub.starts_with('/'));
+                    if !starts_absolute {
                         folder.push_str(self.env.cwd.trim_end_matches('/'));
                         folder.push('/');
                     }
@@ -639,7 +641,12 @@ impl<'a, F: ObjectFs> Process<'a, F> {
                     } else {
                         dir
                     };
-                    return Ok(Some((l_name, real, rule, format!("{}: {shown}{sub}", what()))));
+                    return Ok(Some((
+                        l_name,
+                        real,
+                        rule,
+                        format!("{}: {shown}{sub}", what()),
+                    )));
                 }
             }
         }
@@ -698,7 +705,8 @@ impl<'a, F: ObjectFs> Process<'a, F> {
     /// Whether the listing of directory `dir` (absolute, no trailing `/` but the root's)
     /// shows no entry `name`; `false` where the filesystem does not list it.
     fn absent_from(&self, dir: &str, name: &str) -> bool {
-        let absent = |names: &Option<super::Names>| names.as_ref().is_some_and(|n| !n.may_contain(name));
+        let absent =
+            |names: &Option<super::Names>| names.as_ref().is_some_and(|n| !n.may_contain(name));
         let mut listed = self.listed.borrow_mut();
         if let Some(names) = listed.get(dir) {
             return absent(names);
