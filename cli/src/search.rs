@@ -118,8 +118,13 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     if let Some(m) = args.machine() {
         crate::machine::ensure_named_paths_exist(&m)?;
     }
-    // This machine's cheap facts are read on a thread while the paste is read and ranked.
+    // This machine's cheap facts are read on a thread while the paste is read and ranked,
+    // and the tables judging them reads are parsed on another (once facts arrive, judging
+    // them is what the answer waits for).
     let pending = args.machine().map(Pending::start);
+    if pending.is_some() {
+        std::thread::spawn(gpukb_facts::load_tables);
+    }
     let from_stdin = args.text.is_empty() || args.text == ["-"];
     let input: Vec<u8> = if from_stdin {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {

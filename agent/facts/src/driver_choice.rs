@@ -402,9 +402,25 @@ pub fn min_release_by_name(name: &str) -> Option<MinRelease> {
     if want.is_empty() {
         return None;
     }
-    // NVIDIA's name of each row, normalised once (the planner asks once per build).
+    min_releases().iter().find_map(|(have, min)| {
+        let same = have == &want
+            || have
+                .strip_prefix(want.as_str())
+                .is_some_and(|rest| rest.starts_with(' '));
+        same.then(|| min.clone())
+    })
+}
+
+/// Reads the minimum-release rows now (see [`crate::load_tables`]).
+pub(crate) fn load_min_releases() {
+    let _ = min_releases();
+}
+
+/// The rows of [`MIN_RELEASES`], each with NVIDIA's name of the GPU normalised once (the
+/// planner asks once per build).
+fn min_releases() -> &'static [(String, MinRelease)] {
     static NAMED: OnceLock<Vec<(String, MinRelease)>> = OnceLock::new();
-    let named = NAMED.get_or_init(|| {
+    NAMED.get_or_init(|| {
         MIN_RELEASES
             .iter()
             .filter_map(|(device, gpu, version, source)| {
@@ -419,13 +435,6 @@ pub fn min_release_by_name(name: &str) -> Option<MinRelease> {
                 ))
             })
             .collect()
-    });
-    named.iter().find_map(|(have, min)| {
-        let same = have == &want
-            || have
-                .strip_prefix(want.as_str())
-                .is_some_and(|rest| rest.starts_with(' '));
-        same.then(|| min.clone())
     })
 }
 

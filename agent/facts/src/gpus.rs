@@ -100,6 +100,11 @@ pub fn gpu_table() -> &'static [GpuRow] {
     })
 }
 
+/// Parses `gpu_pci_ids.csv` now (see [`crate::load_tables`]).
+pub(crate) fn load_pci_rows() {
+    let _ = pci_rows();
+}
+
 /// `(device id, pci.ids name, product, source)` of `gpu_pci_ids.csv`.
 fn pci_rows() -> &'static [(u16, String, String, String)] {
     static T: OnceLock<Vec<(u16, String, String, String)>> = OnceLock::new();

@@ -30,4 +30,17 @@ pub mod target;
 pub mod version;
 
 pub use fingerprint::{Fingerprint, Observed, Source};
+
+/// Parses the embedded tables that judging a machine reads: the torch and Jetson builds, the
+/// containers, the GPU and PCI id tables and the driver branches' minimum releases. Each is
+/// parsed once per process, on first use; a caller that will judge a machine's facts can call
+/// this on another thread while it waits for them, so the judging does not wait for the parse.
+pub fn load_tables() {
+    let _ = builds::torch_wheels();
+    let _ = builds::jetson_wheels();
+    let _ = builds::containers();
+    let _ = gpus::gpu_table();
+    gpus::load_pci_rows();
+    driver_choice::load_min_releases();
+}
 pub use version::{ComputeCapability, CudaVersion, DriverVersion};
