@@ -7,7 +7,9 @@
 //! `Jun 01 10:00:00 host prog[12]: `, srun's `3: ` and a reply's `> ` quote marker),
 //! Windows paths (`C:\…\torch\lib\x.dll` becomes `C:/…/torch/lib/x.dll`, so the file
 //! names and directories read as on Linux), and the source lines a Python traceback echoes
-//! under each frame (the code, not the error).
+//! under each frame (the code, not the error), except a `raise`/`assert` line that carries
+//! the message as a literal: it is the error's own text, and the only copy of it when the
+//! paste stops before the exception line.
 //! The exception lines themselves, the file names of the frames and every other line are
 //! kept. Pure functions over text.
 
@@ -29,7 +31,12 @@ pub fn see_through(text: &str) -> Cow<'_, str> {
         // A traceback frame's source line follows its `File "…", line N, in f` line,
         // indented further; it is the frame's code, not an error.
         let frame = is_frame(line);
-        if echo_next && !frame && indent(line) > 0 && !looks_like_exception(line) {
+        if echo_next
+            && !frame
+            && indent(line) > 0
+            && !looks_like_exception(line)
+            && !raises_with_message(line)
+        {
             echo_next = false;
             continue;
         }
@@ -83,6 +90,13 @@ fn indent(line: &str) -> usize {
 fn is_frame(line: &str) -> bool {
     let t = line.trim_start();
     t.starts_with("File \"") && t.contains("\", line ")
+}
+
+/// A source line that raises with a literal message (`raise RuntimeError("…")`,
+/// `assert SM89_ENABLED, "…"`): the message is the error's own text.
+fn raises_with_message(line: &str) -> bool {
+    let t = line.trim_start();
+    (t.starts_with("raise ") || t.starts_with("assert ")) && (t.contains('"') || t.contains('\''))
 }
 
 /// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an exception's own line.
@@ -483,6 +497,14 @@ mod tests {
         // An indented exception line right after a frame is kept.
         let t = "  File \"a.py\", line 1\n    RuntimeError: CUDA error: out of memory\n";
         assert_eq!(see_through(t), t);
+        // So is a raise or assert with its message (the paste may stop before the exception
+        // line); a raise without a literal message is code like any other.
+        let t = "  File \"/s/core.py\", line 666, in f\n    assert SM89_ENABLED, \"SM89 kernel is not available.\"\n";
+        assert_eq!(see_through(t), t);
+        let t = "  File \"/s/core.py\", line 9, in g\n    raise RuntimeError(f'no kernel for {arch}')\n";
+        assert_eq!(see_through(t), t);
+        let t = "  File \"/s/core.py\", line 9, in g\n    raise err\n";
+        assert_eq!(see_through(t), "  File \"/s/core.py\", line 9, in g\n");
         // Text without any wrapper is returned as it is.
         assert!(matches!(
             see_through("CUDA error: out of memory"),
