@@ -46,8 +46,7 @@ pub struct ConfidenceModel {
 /// 0.058): the held-out pastes come from the sources the KB was tuned on, first-contact pastes
 /// from new ones. This model, on the 1417 first-contact pastes, is over-confident instead
 /// (0.535 against 0.513 right, ECE 0.052 by the model, 0.058 as printed): on a mechanism
-/// the KB has never seen, read its
-/// confidence as an upper bound.
+/// the KB has never seen, read its confidence as an upper bound.
 pub const CONFIDENCE: ConfidenceModel = ConfidenceModel {
     intercept: 0.2092,
     strong: 0.9174,

@@ -30,6 +30,7 @@ pub mod target;
 pub mod version;
 
 pub use fingerprint::{Fingerprint, Observed, Source};
+pub use version::{ComputeCapability, CudaVersion, DriverVersion};
 
 /// Parses the embedded tables that judging a machine reads: the torch and Jetson builds, the
 /// containers, the GPU and PCI id tables and the driver branches' minimum releases. Each is
@@ -43,4 +44,3 @@ pub fn load_tables() {
     gpus::load_pci_rows();
     driver_choice::load_min_releases();
 }
-pub use version::{ComputeCapability, CudaVersion, DriverVersion};

@@ -736,11 +736,14 @@ fn read_real(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HostError> {
 pub struct Names(std::collections::HashSet<u64, std::hash::BuildHasherDefault<NameHasher>>);
 
 impl Names {
-    /// FNV-1a of `name` in ASCII lower case.
+    /// [`NameHasher`] (FNV-1a) of `name` in ASCII lower case.
     fn key(name: &[u8]) -> u64 {
-        name.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
-        })
+        use std::hash::Hasher;
+        let mut h = NameHasher::default();
+        for b in name {
+            h.write(&[b.to_ascii_lowercase()]);
+        }
+        h.finish()
     }
 
     /// Adds a directory entry's name (raw bytes, any case).
