@@ -27,19 +27,13 @@ fn link_findings(kb: &Kb, findings: &mut [Finding], view: &View) {
     let Ok(index) = kb.entries_by_condition() else {
         return;
     };
-    let platform = Platform::of(view);
-    let where_ = match platform {
+    let machine = MachineFit::of(view);
+    let where_ = match machine.platform {
         Platform::Wsl2 => "WSL2 (the Windows driver through /usr/lib/wsl/lib)",
         Platform::Container => "inside a container",
         Platform::Jetson => "Jetson L4T",
         _ => "bare-metal host",
     };
-    let generations: Vec<&'static str> = view
-        .gpus()
-        .iter()
-        .filter_map(|g| gpukb_facts::driver_choice::Generation::from_cc(g.cc?))
-        .map(|g| g.word().split_whitespace().next().unwrap_or(""))
-        .collect();
     let gpus: Vec<String> = view
         .gpus()
         .iter()
@@ -73,14 +67,10 @@ fn link_findings(kb: &Kb, findings: &mut [Finding], view: &View) {
             // The title and the machine, not the evidence: evidence lists (a
             // wheel's arch list) name GPUs this machine does not have.
             let text = format!("error: {}\n{where_}; GPU: {}", f.title, gpus.join(", "));
-            let about_containers = f.layer == Layer::ContainerWsl;
-            order_by_fit(
-                kb,
-                &mut ids,
-                &text,
-                (platform, about_containers),
-                &generations,
-            );
+            if let Ok(r) = kb.search(&text, None, 100) {
+                let pos = |id: &str| r.iter().position(|h| h.id == id).unwrap_or(usize::MAX);
+                machine.order(kb, &mut ids, f, pos);
+            }
         }
         ids.truncate(6);
         f.kb_entries = ids;
@@ -100,23 +90,31 @@ pub const GENERATIONS: &[&str] = &[
     "Blackwell",
 ];
 
-/// Orders candidate entry ids: an entry whose every fix `platform` forbids,
-/// or a container entry for a finding off containers, last; an entry whose title names a GPU generation this machine has first
-/// and one that names only others after the rest; then by a KB search of
-/// `text` (ids the search does not return keep their order after those it
-/// does).
-fn order_by_fit(
-    kb: &Kb,
-    ids: &mut [String],
-    text: &str,
-    (platform, about_containers): (Platform, bool),
-    generations: &[&str],
-) {
-    let Ok(r) = kb.search(text, None, 100) else {
-        return;
-    };
-    let pos = |id: &str| r.iter().position(|h| h.id == id).unwrap_or(usize::MAX);
-    let fit = |id: &str| -> (bool, u8) {
+/// What about a machine decides whether an entry fits it: where it runs and the
+/// generations of its GPUs.
+struct MachineFit {
+    platform: Platform,
+    generations: Vec<&'static str>,
+}
+
+impl MachineFit {
+    fn of(view: &View) -> MachineFit {
+        MachineFit {
+            platform: Platform::of(view),
+            generations: view
+                .gpus()
+                .iter()
+                .filter_map(|g| gpukb_facts::driver_choice::Generation::from_cc(g.cc?))
+                .map(|g| g.word().split_whitespace().next().unwrap_or(""))
+                .collect(),
+        }
+    }
+
+    /// How `id` fits this machine for finding `f`, best first: (unfit, generation).
+    /// Unfit: every fix the platform forbids, or a container entry for a finding off
+    /// containers on a machine that is not a container. Generation: 0 when the title
+    /// names a generation this machine has, 2 when it names only others, else 1.
+    fn key(&self, kb: &Kb, id: &str, f: &Finding) -> (bool, u8) {
         let Ok(Some(e)) = kb.entry(id) else {
             return (false, 1);
         };
@@ -127,26 +125,48 @@ fn order_by_fit(
             .collect();
         let generation = match named.is_empty() {
             true => 1,
-            false if named.iter().any(|g| generations.contains(g)) => 0,
-            false if generations.is_empty() => 1,
+            false if named.iter().any(|g| self.generations.contains(g)) => 0,
+            false if self.generations.is_empty() => 1,
             false => 2,
         };
         let title = e.title.to_lowercase();
         // A container entry fits a finding off containers only when the
         // finding is about the container layer itself.
-        let wrong_place = platform != Platform::Container
-            && !about_containers
+        let wrong_place = self.platform != Platform::Container
+            && f.layer != Layer::ContainerWsl
             && (title.contains("container") || title.contains("docker"));
-        let unfit =
-            wrong_place || crate::placement::place(Some(platform), id, e.fixes).nothing_left_to_do;
+        let unfit = wrong_place
+            || crate::placement::place(Some(self.platform), id, e.fixes).nothing_left_to_do;
         (unfit, generation)
-    };
-    let keys: std::collections::HashMap<String, (bool, u8, usize)> = ids
-        .iter()
-        .map(|id| {
-            let (unfit, g) = fit(id);
-            (id.clone(), (unfit, g, pos(id)))
-        })
-        .collect();
-    ids.sort_by_key(|id| keys[id]);
+    }
+
+    /// Orders `ids` by fit for this machine, then by `rank` (lower first; ids
+    /// `rank` does not know keep their order after those it does).
+    fn order(&self, kb: &Kb, ids: &mut [String], f: &Finding, rank: impl Fn(&str) -> usize) {
+        let keys: std::collections::HashMap<String, (bool, u8, usize)> = ids
+            .iter()
+            .map(|id| {
+                let (unfit, g) = self.key(kb, id, f);
+                (id.clone(), (unfit, g, rank(id)))
+            })
+            .collect();
+        ids.sort_by_key(|id| keys[id]);
+    }
+}
+
+impl Kb {
+    /// The entries linked to finding `f` (`f.kb_entries`) that a paste supports,
+    /// ordered by fit for the machine of `fp`, then by the paste: `seen` holds the
+    /// ids the paste's search returned, best first. The doctor's own order ranks
+    /// by the finding's title; a paste is about one symptom, so among entries that
+    /// fit the machine equally the one the paste names first comes first.
+    pub fn linked_for_paste(&self, fp: &Fingerprint, f: &Finding, seen: &[String]) -> Vec<String> {
+        let mut ids: Vec<String> = (f.kb_entries.iter())
+            .filter(|id| seen.contains(id))
+            .cloned()
+            .collect();
+        let pos = |id: &str| seen.iter().position(|s| s == id).unwrap_or(usize::MAX);
+        MachineFit::of(&View::new(fp)).order(self, &mut ids, f, pos);
+        ids
+    }
 }

@@ -619,9 +619,18 @@ impl Kb {
             .map(|f| crate::agreement::compare(&q.signals, f.fingerprint()).differs)
             .unwrap_or_default();
         let scored = score(m, q, e.0.clone(), facts.map(|f| (f, &differs[..])), w);
+        // Everything the text supports at all, best first: the doctor's entries are
+        // looked up here, not only among the candidates kept for display (a small
+        // change in the scores elsewhere must not make an entry unsupported).
+        let supported: Vec<(String, String)> = (scored.iter())
+            .map(|x| {
+                let cat = m.t.entry(&x.id).map_or("code", |e| m.t.str(e.category));
+                (x.id.clone(), cat.to_string())
+            })
+            .collect();
         let pool = diversify(m, scored, limit * 4 + 8, w);
         let hits = self.to_hits(m, q, pool, w)?;
-        let mut r = machine_rank(self, hits, facts, limit, w);
+        let mut r = machine_rank(self, hits, supported, facts, limit, w);
         r.differs = differs;
         let (platform, basis) = match (q.platform, facts) {
             (Some(n), _) => (Some(n.platform), n.because),
@@ -1404,7 +1413,8 @@ struct BySay {
     rest: Vec<Hit>,
     ruled_out: Vec<Hit>,
     undecided: Vec<(String, String)>,
-    /// What the text supports at all (id, category), any rank, in text order.
+    /// What the text supports at all (id, category), any rank, in text order: the
+    /// candidates, then every other entry the text scores.
     seen: Vec<(String, String)>,
     /// Whether the machine rules out the text's own best answer.
     text_best_ruled_out: bool,
@@ -1545,11 +1555,19 @@ fn when_confirmed(kb: &Kb, s: &mut BySay, facts: Option<&MachineFacts>, w: &Weig
 fn machine_rank(
     kb: &Kb,
     hits: Vec<(Hit, UndecidedChecks)>,
+    supported: Vec<(String, String)>,
     facts: Option<&MachineFacts>,
     limit: usize,
     w: &Weights,
 ) -> Ranking {
     let mut s = sort_by_say(hits, facts, limit, w);
+    let mut known: std::collections::HashSet<String> =
+        s.seen.iter().map(|(id, _)| id.clone()).collect();
+    for x in supported {
+        if known.insert(x.0.clone()) {
+            s.seen.push(x);
+        }
+    }
     if s.first.is_empty() {
         when_nothing_confirmed(kb, &mut s, facts, w);
     } else {
@@ -1677,8 +1695,9 @@ fn confirmed_entry_hit(
 /// symptom: the text's best answer was ruled out on this machine, or the text supports
 /// (at any rank) an entry the doctor links to the failure. The entry is the text's own
 /// answer (the best not ruled out) when the doctor links it or it is of the failure's
-/// category, else the first the doctor links (`read:`, ordered by
-/// fit for this machine) that the text supports, else the first it links.
+/// category, else, of those the doctor links that the text supports, the best fit for
+/// this machine, the text's order breaking ties ([`Kb::linked_for_paste`]), else the
+/// first it links.
 fn doctor_failure_hit(
     kb: &Kb,
     facts: &MachineFacts,
@@ -1696,15 +1715,21 @@ fn doctor_failure_hit(
         .iter()
         .find(|f| failure(f) && !f.kb_entries.is_empty())?;
     // The text's best answer not ruled out here, when the doctor links it or it is of
-    // the failure's category; else the first entry, in the doctor's order (fit for
-    // this machine), that the text supports at all.
-    let supported = text_best_kept
+    // the failure's category; else, of the entries the doctor links that the text
+    // supports at all, the one that fits this machine best and, among those that fit
+    // it equally, the one the text ranks first.
+    let seen_ids: Vec<String> = seen.iter().map(|(s, _)| s.clone()).collect();
+    let supported: Option<String> = text_best_kept
         .filter(|(id, cat)| finding.kb_entries.contains(id) || *cat == finding.category)
-        .map(|(id, _)| id)
-        .or_else(|| (finding.kb_entries.iter()).find(|id| seen.iter().any(|(s, _)| s == *id)));
-    let id = match (supported, text_best_ruled_out) {
-        (Some(id), _) => id,
-        (None, true) => finding.kb_entries.first()?,
+        .map(|(id, _)| id.clone())
+        .or_else(|| {
+            kb.linked_for_paste(facts.fingerprint(), finding, &seen_ids)
+                .into_iter()
+                .next()
+        });
+    let id = match (&supported, text_best_ruled_out) {
+        (Some(id), _) => id.as_str(),
+        (None, true) => finding.kb_entries.first()?.as_str(),
         (None, false) => return None,
     };
     let entry = kb.entry(id).ok()??;
