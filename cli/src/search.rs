@@ -342,6 +342,8 @@ fn write_machine_notes(
                 &format!("Ruled out by the facts of {}:", facts.describe())
             )
         )?;
+        // The environment is the same for most verdicts: said once, until it changes.
+        let mut last_env: Option<String> = None;
         for h in &r.ruled_out {
             let Some(m) = &h.machine else { continue };
             writeln!(out, "   ✗ {} [{}]: {}", h.title, h.id, m.because())?;
@@ -352,18 +354,21 @@ fn write_machine_notes(
                 .collect();
             writeln!(out, "     {} {}", p.w("2", "on:"), ev.join("; "))?;
             if let Some(env) = m.environment() {
-                writeln!(
-                    out,
-                    "     {} {}, {}{}",
-                    p.w("2", "observed in:"),
+                let line = format!(
+                    "{}, {}{}",
                     env.process,
                     env.view.describe(),
                     if env.env.is_empty() {
                         String::new()
                     } else {
-                        format!(", with {}", env.env.join(" "))
+                        let vars: Vec<String> = env.env.iter().map(|v| short_var(v)).collect();
+                        format!(", with {}", vars.join(" "))
                     }
-                )?;
+                );
+                if last_env.as_deref() != Some(line.as_str()) {
+                    writeln!(out, "     {} {line}", p.w("2", "observed in:"))?;
+                    last_env = Some(line);
+                }
             }
         }
     }
@@ -644,4 +649,44 @@ fn wrap(s: &str, width: usize, indent: &str) -> String {
         col += w.len();
     }
     out
+}
+
+/// `NAME=value` with a long value cut for the terminal (CUDA images' NVIDIA_REQUIRE_CUDA runs
+/// to 2,000 characters); `--json` keeps the whole value.
+fn short_var(var: &str) -> String {
+    const KEEP: usize = 48;
+    let Some((name, value)) = var.split_once('=') else {
+        return var.to_string();
+    };
+    let chars = value.chars().count();
+    if chars <= KEEP + 12 {
+        return var.to_string();
+    }
+    let head: String = value.chars().take(KEEP).collect();
+    format!("{name}={head}… ({chars} characters)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_var;
+
+    #[test]
+    fn a_long_variable_is_cut_and_counted_a_short_one_kept() {
+        let long = format!(
+            "NVIDIA_REQUIRE_CUDA=cuda>=13.0 {}",
+            "brand=tesla,driver>=535 ".repeat(40)
+        );
+        let cut = short_var(&long);
+        assert!(cut.starts_with("NVIDIA_REQUIRE_CUDA=cuda>=13.0 brand=tesla,driver>=535"));
+        assert!(cut.ends_with(&format!(
+            "… ({} characters)",
+            long.len() - "NVIDIA_REQUIRE_CUDA=".len()
+        )));
+        assert!(cut.chars().count() < 100);
+        assert_eq!(
+            short_var("CUDA_HOME=/usr/local/cuda"),
+            "CUDA_HOME=/usr/local/cuda"
+        );
+        assert_eq!(short_var("no-equals-sign"), "no-equals-sign");
+    }
 }
