@@ -3,7 +3,7 @@
 //! paths, turns back into ASCII what copying through a web page, a chat client, an editor or
 //! a CJK input method changed (typographic quotes, Unicode spaces, zero-width characters,
 //! full-width ASCII, HTML character references, Markdown escapes, the indentation of a
-//! code block, a console's hard line wraps), sees through log wrappers
+//! code block, a console's hard line wraps, a loader message that lost its colon), sees through log wrappers
 //! ([`crate::unwrap`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
@@ -210,6 +210,20 @@ fn markdown_unescape(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+static SONAME_NO_COLON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\.so(?:\.[0-9]+)*) +cannot open shared object file").expect("static regex")
+});
+
+/// Puts back the colon glibc's loader writes after the name (`libcudnn.so.6: cannot open
+/// shared object file`) where a retyped or reflowed paste lost it, so the one message reads
+/// one way.
+fn loader_colon(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(" cannot open shared object file") {
+        return text.into();
+    }
+    SONAME_NO_COLON.replace_all(text, "$1: cannot open shared object file")
+}
+
 /// Normalises decoded text (see module doc).
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
@@ -219,6 +233,7 @@ pub fn normalize(text: &str) -> String {
     let text = unescape_json_lines(&text);
     let text = crate::unwrap::see_through(&text);
     let text = markdown_unescape(&text);
+    let text = loader_colon(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
     for raw in text.lines().flat_map(|l| segments(l, MAX_LINE)) {
@@ -511,6 +526,20 @@ mod copy_tests {
             ascii_typography("\u{8BAD}\u{7EC3}\u{65F6}"),
             "\u{8BAD}\u{7EC3}\u{65F6}"
         );
+    }
+
+    #[test]
+    fn the_loader_s_colon_is_put_back_after_a_soname_and_nowhere_else() {
+        let n =
+            normalize("ImportError: libcudnn.so.6 cannot open shared object file: No such file\n");
+        assert!(
+            n.contains("libcudnn.so.6: cannot open shared object file"),
+            "{n}"
+        );
+        let kept = "OSError: libcudart.so.12: cannot open shared object file: No such file\n";
+        assert_eq!(normalize(kept), kept);
+        let other = "we cannot open shared object file handles here\n";
+        assert_eq!(normalize(other), other);
     }
 
     #[test]
