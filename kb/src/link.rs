@@ -1,7 +1,8 @@
 //! Links the doctor's findings to the knowledge base's entries: the doctor
 //! (`gpukb_doctor`) judges a machine without the KB, then [`Kb::link_entries`]
 //! fills each finding's `kb_entries`, ordered by how well each entry fits the
-//! machine (a KB search, its GPU generations, the placement of its fixes).
+//! machine (a KB search, its GPU generations, the placement of its fixes);
+//! [`Kb::linked_for_paste`] orders the same entries for one paste.
 
 use crate::Kb;
 use gpukb_doctor::fixes::Platform;
