@@ -3,8 +3,8 @@
 //! paths, turns back into ASCII what copying through a web page, a chat client, an editor or
 //! a CJK input method changed (typographic quotes, Unicode spaces, zero-width characters,
 //! full-width ASCII, HTML character references, Markdown escapes, the indentation of a
-//! code block, a console's hard line wraps, a loader message that lost its colon), sees through log wrappers
-//! ([`crate::unwrap`]), and collapses repeated lines.
+//! code block, a console's hard line wraps, a loader message that lost its colon), sees
+//! through log wrappers ([`crate::unwrap`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
 use std::sync::LazyLock;

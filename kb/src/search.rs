@@ -622,12 +622,16 @@ impl Kb {
         // Everything the text supports at all, best first: the doctor's entries are
         // looked up here, not only among the candidates kept for display (a small
         // change in the scores elsewhere must not make an entry unsupported).
-        let supported: Vec<(String, String)> = (scored.iter())
-            .map(|x| {
-                let cat = m.t.entry(&x.id).map_or("code", |e| m.t.str(e.category));
-                (x.id.clone(), cat.to_string())
-            })
-            .collect();
+        // Only the doctor's lookup reads it: nothing to build without machine facts.
+        let supported: Vec<(String, String)> = match facts {
+            Some(_) => (scored.iter())
+                .map(|x| {
+                    let cat = m.t.entry(&x.id).map_or("code", |e| m.t.str(e.category));
+                    (x.id.clone(), cat.to_string())
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let pool = diversify(m, scored, limit * 4 + 8, w);
         let hits = self.to_hits(m, q, pool, w)?;
         let mut r = machine_rank(self, hits, supported, facts, limit, w);
