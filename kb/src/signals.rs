@@ -89,6 +89,15 @@ static GO_NVML_NAME: LazyLock<Regex> =
 static CUDA_ERROR_BARE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i:\bcuda ?error)[ \t:.]+([A-Z][a-z]+(?:[A-Z][a-z]+)+)\b").expect("static regex")
 });
+/// A CUresult name as other languages' bindings print it, read only on lines that name CUDA:
+/// Julia's CUDA.jl drops the `CUDA_` prefix (`(code 209, ERROR_NO_BINARY_FOR_GPU)`).
+static CUDA_ERROR_UNPREFIXED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\bERROR_([A-Z][A-Z0-9_]+)\b").expect("static regex"));
+/// Rust's CUDA crates (cust, rustacuda, rust-gpu-tools) print the result as a CamelCase variant
+/// of their error type: `Cuda(NoBinaryForGpu)`, `CudaError::InvalidPtx`.
+static CUDA_ERROR_CAMEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:\bcuda\w*)(?:\(|::)((?:[A-Z][a-z0-9]+){2,})\b").expect("static regex")
+});
 static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i-u)\b(?:error|code|err|returned|result|status)[ \t]*(?:code[ \t]*)?[=:#]?[ \t]*\(?[ \t]*([0-9]{1,4})\b",
@@ -155,6 +164,39 @@ static ENV_SET: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+
+/// CUresult / cudaError_t names written the way Julia and Rust bindings print them, as the
+/// C names the code table holds (names that are no code resolve to nothing).
+fn cuda_names_of_other_bindings(text: &str, names: &mut Vec<String>) {
+    for line in text
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().contains("cuda"))
+    {
+        if line.contains("ERROR_") {
+            for c in CUDA_ERROR_UNPREFIXED.captures_iter(line) {
+                push_unique(names, format!("CUDA_ERROR_{}", &c[1]));
+            }
+        }
+        if line.contains('(') || line.contains("::") {
+            for c in CUDA_ERROR_CAMEL.captures_iter(line) {
+                push_unique(names, format!("CUDA_ERROR_{}", snake_upper(&c[1])));
+                push_unique(names, format!("cudaError{}", &c[1]));
+            }
+        }
+    }
+}
+
+/// `NoBinaryForGpu` -> `NO_BINARY_FOR_GPU`.
+fn snake_upper(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for (i, ch) in camel.chars().enumerate() {
+        if i > 0 && ch.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_uppercase());
+    }
+    out
+}
 
 const MAX_EACH: usize = 32;
 
@@ -278,6 +320,9 @@ pub fn extract(text: &str) -> Signals {
             push_unique(&mut s.code_names, format!("cudaError{}", &c[1]));
         }
     }
+    if has("cuda") {
+        cuda_names_of_other_bindings(text, &mut s.code_names);
+    }
     if has("nvml") && text.contains("ERROR_") {
         for line in text
             .lines()
@@ -381,6 +426,31 @@ mod tests {
         );
         // a plain word after "CUDA error:" is not a name
         assert!(extract("CUDA error: out of memory").code_names.is_empty());
+    }
+
+    #[test]
+    fn julia_and_rust_spellings_of_cuda_results_are_read_as_the_c_names() {
+        // CUDA.jl
+        let s =
+            extract("ERROR: CUDA error: invalid device ordinal (code 101, ERROR_INVALID_DEVICE)");
+        assert!(s
+            .code_names
+            .contains(&"CUDA_ERROR_INVALID_DEVICE".to_string()));
+        // rust-gpu-tools / cust
+        let s = extract("called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)");
+        assert_eq!(
+            s.code_names,
+            vec!["CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoBinaryForGpu"]
+        );
+        assert!(extract("Error: CudaError::InvalidPtx")
+            .code_names
+            .contains(&"CUDA_ERROR_INVALID_PTX".to_string()));
+        // another API's ERROR_ words on a line without CUDA are not CUDA's
+        assert!(extract("VkResult: ERROR_INCOMPATIBLE_DRIVER")
+            .code_names
+            .is_empty());
+        // an ordinary call on a CUDA line is no result name
+        assert!(extract("torch.cuda(Device) failed").code_names.is_empty());
     }
 
     #[test]
