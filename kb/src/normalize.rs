@@ -3,7 +3,8 @@
 //! paths, turns back into ASCII what copying through a web page, a chat client, an editor or
 //! a CJK input method changed (typographic quotes, Unicode spaces, zero-width characters,
 //! full-width ASCII, HTML character references, Markdown escapes, the indentation of a
-//! code block, a console's hard line wraps, a loader message that lost its colon), sees
+//! code block, a console's hard line wraps, a loader message that lost its colon, Windows'
+//! DLL loader messages in another display language), sees
 //! through log wrappers ([`crate::unwrap`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
@@ -224,6 +225,132 @@ fn loader_colon(text: &str) -> std::borrow::Cow<'_, str> {
     SONAME_NO_COLON.replace_all(text, "$1: cannot open shared object file")
 }
 
+/// Windows' own text for the three loader errors a DLL failure prints (FormatMessage of
+/// ERROR_MOD_NOT_FOUND 126, ERROR_PROC_NOT_FOUND 127, ERROR_DLL_INIT_FAILED 1114) in the
+/// display languages pastes arrive in, and the English text the KB's signatures are written
+/// against. Which of the three it is decides the diagnosis (a missing DLL, a DLL of another
+/// build, a runtime that failed to start), so a translated paste must read the same way.
+const WINDOWS_MESSAGES: [(&str, &str); 25] = [
+    (
+        "找不到指定的模块",
+        "The specified module could not be found",
+    ),
+    (
+        "找不到指定的模組",
+        "The specified module could not be found",
+    ),
+    (
+        "指定されたモジュールが見つかりません",
+        "The specified module could not be found",
+    ),
+    (
+        "지정된 모듈을 찾을 수 없습니다",
+        "The specified module could not be found",
+    ),
+    (
+        "Das angegebene Modul wurde nicht gefunden",
+        "The specified module could not be found",
+    ),
+    (
+        "Le module spécifié est introuvable",
+        "The specified module could not be found",
+    ),
+    (
+        "No se puede encontrar el módulo especificado",
+        "The specified module could not be found",
+    ),
+    (
+        "Não foi possível encontrar o módulo especificado",
+        "The specified module could not be found",
+    ),
+    (
+        "Не найден указанный модуль",
+        "The specified module could not be found",
+    ),
+    (
+        "Impossibile trovare il modulo specificato",
+        "The specified module could not be found",
+    ),
+    (
+        "找不到指定的程序",
+        "The specified procedure could not be found",
+    ),
+    (
+        "指定されたプロシージャが見つかりません",
+        "The specified procedure could not be found",
+    ),
+    (
+        "지정된 프로시저를 찾을 수 없습니다",
+        "The specified procedure could not be found",
+    ),
+    (
+        "Die angegebene Prozedur wurde nicht gefunden",
+        "The specified procedure could not be found",
+    ),
+    (
+        "La procédure spécifiée est introuvable",
+        "The specified procedure could not be found",
+    ),
+    (
+        "No se encontró el proceso especificado",
+        "The specified procedure could not be found",
+    ),
+    (
+        "Não foi possível encontrar o procedimento especificado",
+        "The specified procedure could not be found",
+    ),
+    (
+        "Не найдена указанная процедура",
+        "The specified procedure could not be found",
+    ),
+    (
+        "Impossibile trovare la procedura specificata",
+        "The specified procedure could not be found",
+    ),
+    (
+        "动态链接库(DLL)初始化例程失败",
+        "A dynamic link library (DLL) initialization routine failed",
+    ),
+    (
+        "ダイナミック リンク ライブラリ (DLL) 初期化ルーチンの実行に失敗しました",
+        "A dynamic link library (DLL) initialization routine failed",
+    ),
+    (
+        "DLL(동적 연결 라이브러리) 초기화 루틴을 실패했습니다",
+        "A dynamic link library (DLL) initialization routine failed",
+    ),
+    (
+        "Eine DLL-Initialisierungsroutine ist fehlgeschlagen",
+        "A dynamic link library (DLL) initialization routine failed",
+    ),
+    (
+        "Une routine d'initialisation d'une bibliothèque de liens dynamiques (DLL) a échoué",
+        "A dynamic link library (DLL) initialization routine failed",
+    ),
+    (
+        "Произошел сбой в программе инициализации библиотеки динамической компоновки (DLL)",
+        "A dynamic link library (DLL) initialization routine failed",
+    ),
+];
+
+/// Writes Windows' loader messages of another display language in English
+/// ([`WINDOWS_MESSAGES`]); the ideographic full stop after one becomes a period.
+fn windows_messages_in_english(text: &str) -> std::borrow::Cow<'_, str> {
+    // German and Italian are ASCII; an ASCII paste cannot hold the other languages.
+    let ascii = text.is_ascii();
+    let mut out: std::borrow::Cow<str> = text.into();
+    for (local, english) in WINDOWS_MESSAGES {
+        if (!ascii || local.is_ascii()) && out.contains(local) {
+            let with_stop = format!("{local}\u{3002}");
+            let replaced = out
+                .replace(&with_stop, &format!("{english}."))
+                .replace(local, english);
+            out = replaced.into();
+        }
+    }
+    out
+}
+
 /// Normalises decoded text (see module doc).
 pub fn normalize(text: &str) -> String {
     let text = strip_ansi(text);
@@ -234,6 +361,7 @@ pub fn normalize(text: &str) -> String {
     let text = crate::unwrap::see_through(&text);
     let text = markdown_unescape(&text);
     let text = loader_colon(&text);
+    let text = windows_messages_in_english(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
     for raw in text.lines().flat_map(|l| segments(l, MAX_LINE)) {
@@ -552,5 +680,34 @@ mod copy_tests {
         // removed first, it would read `torch_C`.
         let n = normalize("ImportError: DLL load failed while importing _C: C:\\Users\\me\\env\\Lib\\site-packages\\torch\\_C.cp311-win_amd64.pyd");
         assert!(n.contains("torch/_C.cp311-win_amd64.pyd"), "{n}");
+    }
+}
+
+#[cfg(test)]
+mod windows_message_tests {
+    use super::normalize;
+
+    #[test]
+    fn windows_loader_messages_in_other_languages_read_as_english() {
+        let n = normalize(
+            "OSError: [WinError 126] 找不到指定的模块。 Error loading \"C:/env/torch/lib/c10.dll\"",
+        );
+        assert!(
+            n.contains("[WinError 126] The specified module could not be found. Error loading"),
+            "{n}"
+        );
+        let n = normalize("ImportError: DLL load failed while importing _C: 指定されたプロシージャが見つかりません。");
+        assert!(
+            n.ends_with("importing _C: The specified procedure could not be found.\n"),
+            "{n}"
+        );
+        let n =
+            normalize("ImportError: DLL load failed: Das angegebene Modul wurde nicht gefunden.");
+        assert!(
+            n.contains("DLL load failed: The specified module could not be found."),
+            "{n}"
+        );
+        // other text in those languages is left as it is
+        assert_eq!(normalize("模块加载完成"), "模块加载完成\n");
     }
 }
