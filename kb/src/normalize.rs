@@ -333,13 +333,29 @@ const WINDOWS_MESSAGES: [(&str, &str); 25] = [
     ),
 ];
 
-/// Writes Windows' loader messages of another display language in English
-/// ([`WINDOWS_MESSAGES`]); the ideographic full stop after one becomes a period.
+/// glibc's loader and GCC's messages as their Simplified Chinese translations print them
+/// under a zh_CN locale (the full-width colon after them is already ASCII here), and the
+/// English text the signatures are written against; the longer forms come first.
+const GNU_MESSAGES_ZH: [(&str, &str); 7] = [
+    // GCC's full-width colon has no space after it; the English one has
+    ("致命错误:", "fatal error: "),
+    (":没有那个文件或目录", ": No such file or directory"),
+    ("加载共享库时出错", "error while loading shared libraries"),
+    ("无法打开共享对象文件", "cannot open shared object file"),
+    ("没有那个文件或目录", "No such file or directory"),
+    ("致命错误", "fatal error"),
+    ("编译中断", "compilation terminated"),
+];
+
+/// Writes Windows' loader messages of another display language ([`WINDOWS_MESSAGES`]) and
+/// glibc's and GCC's Chinese ones ([`GNU_MESSAGES_ZH`]) in English; the ideographic full
+/// stop after one becomes a period.
 fn windows_messages_in_english(text: &str) -> std::borrow::Cow<'_, str> {
     // German and Italian are ASCII; an ASCII paste cannot hold the other languages.
     let ascii = text.is_ascii();
     let mut out: std::borrow::Cow<str> = text.into();
-    for (local, english) in WINDOWS_MESSAGES {
+    let gnu: &[(&str, &str)] = if ascii { &[] } else { &GNU_MESSAGES_ZH };
+    for (local, english) in WINDOWS_MESSAGES.iter().chain(gnu) {
         if (!ascii || local.is_ascii()) && out.contains(local) {
             let with_stop = format!("{local}\u{3002}");
             let replaced = out
@@ -707,6 +723,17 @@ mod windows_message_tests {
             n.contains("DLL load failed: The specified module could not be found."),
             "{n}"
         );
+        // glibc and GCC under a zh_CN locale (full-width colons are ASCII by then)
+        let n =
+            normalize("nvidia/nv.c:30:10: 致命错误：nv-firmware.h：没有那个文件或目录\n编译中断。");
+        assert!(
+            n.contains("nv.c:30:10: fatal error: nv-firmware.h: No such file or directory\ncompilation terminated."),
+            "{n}"
+        );
+        let n = normalize(
+            "./app: 加载共享库时出错: libcudart.so.12: 无法打开共享对象文件: 没有那个文件或目录",
+        );
+        assert!(n.contains("error while loading shared libraries: libcudart.so.12: cannot open shared object file: No such file or directory"), "{n}");
         // other text in those languages is left as it is
         assert_eq!(normalize("模块加载完成"), "模块加载完成\n");
     }
