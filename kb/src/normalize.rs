@@ -350,7 +350,7 @@ const GNU_MESSAGES_ZH: [(&str, &str); 7] = [
 /// Writes Windows' loader messages of another display language ([`WINDOWS_MESSAGES`]) and
 /// glibc's and GCC's Chinese ones ([`GNU_MESSAGES_ZH`]) in English; the ideographic full
 /// stop after one becomes a period.
-fn windows_messages_in_english(text: &str) -> std::borrow::Cow<'_, str> {
+fn loader_messages_in_english(text: &str) -> std::borrow::Cow<'_, str> {
     // German and Italian are ASCII; an ASCII paste cannot hold the other languages.
     let ascii = text.is_ascii();
     let mut out: std::borrow::Cow<str> = text.into();
@@ -377,7 +377,7 @@ pub fn normalize(text: &str) -> String {
     let text = crate::unwrap::see_through(&text);
     let text = markdown_unescape(&text);
     let text = loader_colon(&text);
-    let text = windows_messages_in_english(&text);
+    let text = loader_messages_in_english(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));
     let mut prev: Option<String> = None;
     for raw in text.lines().flat_map(|l| segments(l, MAX_LINE)) {
@@ -700,7 +700,7 @@ mod copy_tests {
 }
 
 #[cfg(test)]
-mod windows_message_tests {
+mod loader_message_tests {
     use super::normalize;
 
     #[test]

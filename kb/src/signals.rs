@@ -165,22 +165,36 @@ static ENV_SET: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// The CUDA code table (`kb/tables/cuda_errors.csv`: API, number, name, ...), so a name read
+/// from another binding's spelling is kept only when CUDA has it.
+const CUDA_ERRORS_CSV: &str = include_str!("../tables/cuda_errors.csv");
+
+/// Whether `name` is a CUresult or cudaError_t name of the code table.
+fn is_cuda_error_name(name: &str) -> bool {
+    CUDA_ERRORS_CSV.contains(&format!(",{name},"))
+}
+
 /// CUresult / cudaError_t names written the way Julia and Rust bindings print them, as the
-/// C names the code table holds (names that are no code resolve to nothing).
+/// C names the code table holds; a spelling that names no CUDA code is not kept.
 fn cuda_names_of_other_bindings(text: &str, names: &mut Vec<String>) {
+    let mut keep = |name: String| {
+        if is_cuda_error_name(&name) {
+            push_unique(names, name);
+        }
+    };
     for line in text
         .lines()
         .filter(|l| l.to_ascii_lowercase().contains("cuda"))
     {
         if line.contains("ERROR_") {
             for c in CUDA_ERROR_UNPREFIXED.captures_iter(line) {
-                push_unique(names, format!("CUDA_ERROR_{}", &c[1]));
+                keep(format!("CUDA_ERROR_{}", &c[1]));
             }
         }
         if line.contains('(') || line.contains("::") {
             for c in CUDA_ERROR_CAMEL.captures_iter(line) {
-                push_unique(names, format!("CUDA_ERROR_{}", snake_upper(&c[1])));
-                push_unique(names, format!("cudaError{}", &c[1]));
+                keep(format!("CUDA_ERROR_{}", snake_upper(&c[1])));
+                keep(format!("cudaError{}", &c[1]));
             }
         }
     }
@@ -438,10 +452,8 @@ mod tests {
             .contains(&"CUDA_ERROR_INVALID_DEVICE".to_string()));
         // rust-gpu-tools / cust
         let s = extract("called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)");
-        assert_eq!(
-            s.code_names,
-            vec!["CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoBinaryForGpu"]
-        );
+        // cust's variant is the CUresult name; no cudaError_t is called NoBinaryForGpu
+        assert_eq!(s.code_names, vec!["CUDA_ERROR_NO_BINARY_FOR_GPU"]);
         assert!(extract("Error: CudaError::InvalidPtx")
             .code_names
             .contains(&"CUDA_ERROR_INVALID_PTX".to_string()));
@@ -449,8 +461,11 @@ mod tests {
         assert!(extract("VkResult: ERROR_INCOMPATIBLE_DRIVER")
             .code_names
             .is_empty());
-        // an ordinary call on a CUDA line is no result name
+        // an ordinary call on a CUDA line is no result name, nor is another API's ERROR_ word
         assert!(extract("torch.cuda(Device) failed").code_names.is_empty());
+        assert!(extract("cuda(LoadModelConfig) failed: ERROR_MOD_NOT_FOUND")
+            .code_names
+            .is_empty());
     }
 
     #[test]
