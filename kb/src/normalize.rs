@@ -161,9 +161,10 @@ fn dedent(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Lines a console broke at its width (Windows' legacy console copies a long line as
 /// several, each exactly as wide as the window), joined back. A paste counts as hard-wrapped
-/// only when its longest line, at least 70 characters, is matched in length by another line
-/// (a wrapped paste has no line longer than the window); a line of that length is then
-/// joined to the next one. Table rows (`|`, `+`), rules (`=====`) and progress bars (box and
+/// when its longest line, at least 70 characters, is matched in length by another line
+/// (a wrapped paste has no line longer than the window), or when its one line of that
+/// length ends where the next one visibly goes on (mid-word, or after a space); a line of
+/// that length is then joined to the next one. Table rows (`|`, `+`), rules (`=====`) and progress bars (box and
 /// block characters, a closing `]`) are never joined.
 fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
     let len = |l: &str| l.trim_end_matches('\r').chars().count();
@@ -183,14 +184,50 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         .lines()
         .filter(|l| len(l) == width && !table(l))
         .count();
-    if full < 2 {
+    if full == 0 {
         return text.into();
     }
+    // One full-width line is a console's wrap only where the cut shows: inside a word or a
+    // number (`un` / `defined`, `12.` / `8`), after a space
+    // (`Could ` / `not`) or before one (`host` / ` device`). A product's own break after a
+    // word (`…to compile` / `PyTorch (11.7)…`) is kept.
+    let cut_shows = |line: &str, next: Option<&str>| {
+        let Some(next) = next else { return false };
+        // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a
+        // command line is followed by its output, and a line that opens with a label
+        // (`bash:`, `error:`) starts anew.
+        if line.chars().take(4).eq(next.chars().take(4))
+            || line.starts_with(['$', '#', '>'])
+            || line.starts_with("PS ")
+            || next.split_whitespace().next().is_some_and(|w| {
+                w.strip_suffix(':')
+                    .is_some_and(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphabetic()))
+            })
+        {
+            return false;
+        }
+        let tail = line.chars().last().unwrap_or(' ');
+        let head = next.chars().next().unwrap_or(' ');
+        let mut rest = next.chars().skip(1);
+        let one_space_indent =
+            head == ' ' && rest.next().is_some_and(|c| !c.is_whitespace() && c != '|');
+        (tail.is_ascii_lowercase() && (head.is_ascii_lowercase() || head == '_'))
+            || (tail.is_ascii_digit() && head.is_ascii_digit())
+            // a version goes on after its dot (`12.` / `8`)
+            || (matches!(tail, '.' | '_' | '-' | '/')
+                && line.chars().rev().nth(1).is_some_and(|c| c.is_ascii_alphanumeric())
+                && head.is_ascii_digit())
+            || (tail == ' ' && !head.is_whitespace())
+            || (tail != ' ' && one_space_indent)
+    };
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let body = line.trim_end_matches('\r');
+    for (i, body) in lines.iter().enumerate() {
         out.push_str(body);
-        if len(body) != width || table(body) {
+        let wrapped = len(body) == width
+            && !table(body)
+            && (full >= 2 || cut_shows(body, lines.get(i + 1).copied()));
+        if !wrapped {
             out.push('\n');
         }
     }
@@ -445,29 +482,107 @@ fn segments(line: &str, max: usize) -> Vec<&str> {
     out
 }
 
-/// JSON log records (`{"msg": "Traceback ...\nRuntimeError: ..."}`): their
-/// string escapes are undone so the error's lines are lines again.
+/// Escaped log text made into lines again. A JSON log record on a line of its own
+/// (`{"level": "error", "msg": "Traceback ...\nRuntimeError: ..."}`) becomes its string
+/// values, one after another (the keys and the record's punctuation are not the error); a
+/// line that is not a whole record but carries escaped text (a JSON fragment, a Python
+/// `repr` of a message: `ERROR: 'Traceback ...\n  File ...'`) has its escapes undone. A
+/// Windows path's single backslashes (`C:\new\nvidia`) are not escapes: a line that names a
+/// drive that way is left alone.
 fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("\\n") && !text.contains("\\\"") {
+    if !text.contains("\\n") && !text.contains("\\\"") && !text.contains("\\u") {
         return text.into();
     }
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
-        let t = line.trim_start();
-        if t.starts_with('{') || t.starts_with('"') || t.contains("\":") {
-            out.push_str(
-                &line
-                    .replace("\\r\\n", "\n")
-                    .replace("\\n", "\n")
-                    .replace("\\t", "\t")
-                    .replace("\\\"", "\"")
-                    .replace("\\\\", "\\"),
-            );
+        let t = line.trim();
+        if t.starts_with('{') && t.ends_with('}') {
+            if let Ok(record) = serde_json::from_str::<serde_json::Value>(t) {
+                push_strings(&record, &mut out);
+                continue;
+            }
+        }
+        let fragment = t.starts_with('{') || t.starts_with('"') || t.contains("\":");
+        let escaped_lines = line.matches("\\n").count() >= 2 && !names_drive_raw(line);
+        if fragment || escaped_lines {
+            out.push_str(&undo_escapes(line));
         } else {
             out.push_str(line);
         }
     }
     out.into()
+}
+
+/// Every string in a JSON value, depth first, each ending a line; a number or a boolean
+/// keeps its key (`exit_code: 804`), which is all that says what it is.
+fn push_strings(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| push_strings(v, out)),
+        serde_json::Value::Object(o) => {
+            for (k, v) in o {
+                match v {
+                    serde_json::Value::Number(_) | serde_json::Value::Bool(_) => {
+                        out.push_str(&format!("{k}: {v}\n"));
+                    }
+                    _ => push_strings(v, out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a line names a Windows drive with a single backslash (`C:\Users`), which an
+/// escaped string would have written as `C:\\Users`.
+fn names_drive_raw(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.windows(4)
+        .any(|w| w[0].is_ascii_alphabetic() && w[1] == b':' && w[2] == b'\\' && w[3] != b'\\')
+}
+
+/// A string literal's escapes undone: `\n`, `\r\n`, `\t`, `\"`, `\'`, `\\` and `\uXXXX`.
+fn undo_escapes(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some('n') => {
+                chars.next();
+                out.push('\n');
+            }
+            Some('r') => {
+                chars.next();
+            }
+            Some('t') => {
+                chars.next();
+                out.push('\t');
+            }
+            Some(q @ ('"' | '\'' | '\\')) => {
+                chars.next();
+                out.push(q);
+            }
+            Some('u') => {
+                let hex: String = chars.clone().skip(1).take(4).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(ch) if hex.len() == 4 => {
+                        chars.nth(4);
+                        out.push(ch);
+                    }
+                    _ => out.push('\\'),
+                }
+            }
+            _ => out.push('\\'),
+        }
+    }
+    out
 }
 
 fn maybe_timestamp(line: &str) -> bool {
@@ -642,6 +757,56 @@ mod copy_tests {
         assert_eq!(join_hard_wraps(torch), torch);
         // Short pastes are never touched.
         assert_eq!(join_hard_wraps("a\nb\n"), "a\nb\n");
+    }
+
+    #[test]
+    fn one_wrapped_line_is_joined_where_the_cut_shows() {
+        let long = "ImportError: /srv/venv/lib/python3.10/site-packages/awq_ext.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi";
+        let (a, b) = long.split_at(80);
+        let one = format!(">>> import awq_ext\n{a}\n{b}\n");
+        assert!(
+            join_hard_wraps(&one).contains(long),
+            "{}",
+            join_hard_wraps(&one)
+        );
+        // cut before a space, and inside a version number
+        let before_space = "Error: setting up CDI devices: failed to inject devices: failed to stat CDI host\n device \"/dev/dri/renderD129\": no such file or directory\n";
+        assert_eq!(
+            join_hard_wraps(before_space),
+            "Error: setting up CDI devices: failed to inject devices: failed to stat CDI host device \"/dev/dri/renderD129\": no such file or directory\n"
+        );
+        let version = "UserWarning: NVIDIA H100 with CUDA capability sm_90 needs compute capability >= 9.\n0 or 8.9, or ROCm MI300+\n";
+        assert!(join_hard_wraps(version).contains(">= 9.0 or 8.9"));
+        // a command line followed by its output, lines of a log that start alike, and a
+        // sentence followed by a line of its own are left alone
+        let command = "$ docker run --rm --gpus all registry.example.com/team/trainer:2025.06 nvidia-smi -L\nFailed to initialize NVML: Driver/library version mismatch\n";
+        assert_eq!(join_hard_wraps(command), command);
+        let compose = "app-1  | RuntimeError: CUDA error: no kernel image is available for execution on the device\napp-1  | done\n";
+        assert_eq!(join_hard_wraps(compose), compose);
+        let sentence = "2025-03-02 10:14:09.118441: I cuda_executor.cc:894] so returning NUMA node zero.\ncv2.error: OpenCV(4.10.0) error\n";
+        assert_eq!(join_hard_wraps(sentence), sentence);
+    }
+
+    #[test]
+    fn escaped_log_text_becomes_lines_again() {
+        use super::unescape_json_lines;
+        // a whole JSON record: its strings, and its numbers with their keys
+        let record = "{\"level\": \"error\", \"code\": 804, \"msg\": \"Traceback (most recent call last):\\nRuntimeError: CUDA error: forward compatibility was attempted on non supported HW\"}\n";
+        let out = unescape_json_lines(record);
+        assert!(
+            out.contains("\nRuntimeError: CUDA error: forward compatibility"),
+            "{out}"
+        );
+        assert!(out.contains("code: 804\n"), "{out}");
+        assert!(!out.contains("\"msg\""), "{out}");
+        // a Python repr on a log line, with a \\u escape
+        let repr = "ERROR:worker:'Traceback (most recent call last):\\n  File \"x.py\", line 1\\nOSError: libcudart.so.12: cannot open shared object file \\u65e0'\n";
+        let out = unescape_json_lines(repr);
+        assert!(out.contains("\nOSError: libcudart.so.12"), "{out}");
+        assert!(out.contains('\u{65e0}'), "{out}");
+        // a Windows path's single backslashes are not escapes
+        let path = "OSError: [WinError 126] Error loading \"C:\\new\\nvidia\\nccl\\lib\\x.dll\"\n";
+        assert_eq!(unescape_json_lines(path), path);
     }
 
     #[test]

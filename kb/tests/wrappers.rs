@@ -203,6 +203,21 @@ const COPY_DAMAGE: &[(&str, Wrap)] = &[
     ("a reply's quote markers", |s| {
         s.lines().map(|l| format!("> {l}\n")).collect()
     }),
+    ("a console's hard wrap at 80 columns", |s| {
+        s.lines()
+            .flat_map(|l| {
+                let c: Vec<char> = l.chars().collect();
+                if c.is_empty() {
+                    return vec![String::new()];
+                }
+                c.chunks(80).map(|p| p.iter().collect()).collect()
+            })
+            .map(|l: String| l + "\n")
+            .collect()
+    }),
+    ("a Python repr on a log line", |s| {
+        format!("ERROR:worker:{:?}\n", s)
+    }),
 ];
 
 /// Every entry's first example, damaged by copying, gets the same first answer as the

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): the same pastes in the forms copying and logging put them in.
+
+Writes one JSONL file per form into OUT (default /tmp/gpukb-forms) from the pastes of
+FILE, then prints `gpukb kb eval`'s strict line for each, next to the pastes as
+collected. A form that loses many pastes is a wrapper or a copy artefact gpukb does not
+see through. The forms: Windows line ends, ANSI colours, compose's `svc-1  | ` prefix, a
+console's hard wrap at 80 and 120 columns, the paste inside a JSON log record, a Python
+repr on a log line, tab indentation and the paste joined onto one line.
+
+Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+
+def hard_wrap(text: str, width: int) -> str:
+    out = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return "\n".join(out)
+
+
+FORMS = {
+    "as collected": lambda s: s,
+    "CRLF line ends": lambda s: s.replace("\n", "\r\n"),
+    "ANSI colours": lambda s: "\n".join(f"\x1b[31m{l}\x1b[0m" for l in s.split("\n")),
+    "compose prefix": lambda s: "\n".join(f"app-1  | {l}" for l in s.split("\n")),
+    "hard wrap at 80": lambda s: hard_wrap(s, 80),
+    "hard wrap at 120": lambda s: hard_wrap(s, 120),
+    "JSON log record": lambda s: json.dumps({"level": "error", "msg": s}),
+    "Python repr": lambda s: "ERROR: " + repr(s),
+    "tab indent": lambda s: "\n".join("\t" + l for l in s.split("\n")),
+    "one line": lambda s: " ".join(s.split("\n")),
+}
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    src = sys.argv[1]
+    gpukb = sys.argv[2] if len(sys.argv) > 2 else "target/release/gpukb"
+    out = sys.argv[3] if len(sys.argv) > 3 else "/tmp/gpukb-forms"
+    os.makedirs(out, exist_ok=True)
+    rows = [json.loads(l) for l in open(src, encoding="utf-8") if l.strip()]
+    for i, (name, form) in enumerate(FORMS.items()):
+        path = os.path.join(out, f"{i:02}.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps({**r, "error": form(r["error"])}, ensure_ascii=False) + "\n")
+        res = subprocess.run([gpukb, "kb", "eval", path], capture_output=True, text=True)
+        line = next((l for l in res.stdout.splitlines() if "strict" in l and "top-1" in l), res.stderr.strip())
+        print(f"{name:<18} {line.strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
