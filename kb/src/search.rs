@@ -1040,9 +1040,12 @@ fn find_needles(m: &Matcher, lower: &str) -> Vec<bool> {
 
 /// The signatures `text` matches (by index into the tables' signatures) and the
 /// code-message keys it holds. A regex signature runs only when the text holds
-/// a literal of each of its prefilter groups.
+/// a literal of each of its prefilter groups. Literals are looked for with the text's
+/// line breaks read as spaces.
 fn scan_signatures(m: &Matcher, text: &str) -> (Vec<bool>, BTreeSet<String>) {
-    let lower = text.to_lowercase();
+    // A literal is a phrase: it matches across a line break, where a mail client, a forum
+    // or a narrow terminal broke the message at a word (regexes keep their lines).
+    let lower = text.to_lowercase().replace('\n', " ");
     let mut sig_hit = vec![false; m.t.sigs.len()];
     let mut msg_keys: BTreeSet<String> = BTreeSet::new();
     let mut check_regex = Vec::new();

@@ -215,6 +215,25 @@ const COPY_DAMAGE: &[(&str, Wrap)] = &[
             .map(|l: String| l + "\n")
             .collect()
     }),
+    ("a mail client's fill at 72 columns", |s| {
+        let mut out = String::new();
+        for line in s.lines() {
+            let mut width = 0;
+            for (i, word) in line.split(' ').enumerate() {
+                if i > 0 && width + 1 + word.len() > 72 {
+                    out.push('\n');
+                    width = 0;
+                } else if i > 0 {
+                    out.push(' ');
+                    width += 1;
+                }
+                out.push_str(word);
+                width += word.len();
+            }
+            out.push('\n');
+        }
+        out
+    }),
     ("a Python repr on a log line", |s| {
         format!("ERROR:worker:{:?}\n", s)
     }),

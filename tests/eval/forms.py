@@ -5,7 +5,8 @@ Writes one JSONL file per form into OUT (default /tmp/gpukb-forms) from the past
 FILE, then prints `gpukb kb eval`'s strict line for each, next to the pastes as
 collected. A form that loses many pastes is a wrapper or a copy artefact gpukb does not
 see through. The forms: Windows line ends, ANSI colours, compose's `svc-1  | ` prefix, a
-console's hard wrap at 80 and 120 columns, the paste inside a JSON log record, a Python
+console's hard wrap at 80 and 120 columns, a mail
+client's or forum's fill at 72 columns (broken at spaces), the paste inside a JSON log record, a Python
 repr on a log line, tab indentation and the paste joined onto one line.
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
@@ -13,6 +14,7 @@ Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
 
 import json
 import os
+import textwrap
 import subprocess
 import sys
 
@@ -34,6 +36,10 @@ FORMS = {
     "compose prefix": lambda s: "\n".join(f"app-1  | {l}" for l in s.split("\n")),
     "hard wrap at 80": lambda s: hard_wrap(s, 80),
     "hard wrap at 120": lambda s: hard_wrap(s, 120),
+    "filled at 72": lambda s: "\n".join(
+        textwrap.fill(l, 72, break_long_words=False, break_on_hyphens=False) if l.strip() else l
+        for l in s.split("\n")
+    ),
     "JSON log record": lambda s: json.dumps({"level": "error", "msg": s}),
     "Python repr": lambda s: "ERROR: " + repr(s),
     "tab indent": lambda s: "\n".join("\t" + l for l in s.split("\n")),

@@ -223,11 +223,52 @@ pub fn parse_entry(text: &str) -> Result<Entry, String> {
     toml::from_str::<Entry>(text).map_err(|e| e.to_string().trim_end().replace('\n', " | "))
 }
 
+/// A signature's literal spaces, each also matching a line break: a mail client, a forum or
+/// a narrow terminal breaks a long message where a space was (`is available` /
+/// `is\navailable`). Only a space the pattern writes (not one inside a class, not an
+/// escaped one, not in a `(?x)` pattern) changes, so `.` still stops at a line's end.
+pub fn spaces_span_line_breaks(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains(' ') || pattern.contains("(?x") {
+        return pattern.into();
+    }
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars().peekable();
+    let mut class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            '[' if !class => {
+                class = true;
+                out.push(c);
+                // a `]` first in a class (or after `^`) is a member, not the end
+                if chars.peek() == Some(&'^') {
+                    out.push(chars.next().unwrap_or('^'));
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(chars.next().unwrap_or(']'));
+                }
+            }
+            ']' if class => {
+                class = false;
+                out.push(c);
+            }
+            ' ' if !class => out.push_str("[ \\n]"),
+            _ => out.push(c),
+        }
+    }
+    out.into()
+}
+
 /// Builds the case-insensitive regex used for a regex signature.
 /// Signature regexes run over bytes with ASCII classes (`\w`, `\b`, `\d` are ASCII):
 /// error text is ASCII, and Unicode tables make compiling each regex cost milliseconds.
 pub fn compile_signature_regex(pattern: &str) -> Result<regex::bytes::Regex, regex::Error> {
-    regex::bytes::RegexBuilder::new(pattern)
+    regex::bytes::RegexBuilder::new(&spaces_span_line_breaks(pattern))
         .unicode(false)
         .case_insensitive(true)
         .size_limit(2 << 20)
@@ -253,14 +294,18 @@ pub fn signature_search_regex(
     regex_automata::meta::Builder::new()
         .syntax(syntax)
         .configure(config)
-        .build(pattern)
+        .build(&spaces_span_line_breaks(pattern))
         .map_err(Box::new)
 }
 
 /// Whether a signature matches `text` (literal: case-insensitive substring).
 pub fn signature_matches(sig: &Signature, text: &str) -> bool {
     if let Some(lit) = &sig.literal {
-        return text.to_lowercase().contains(&lit.to_lowercase());
+        // as search reads it: a literal matches across a line break
+        return text
+            .to_lowercase()
+            .replace('\n', " ")
+            .contains(&lit.to_lowercase());
     }
     if let Some(re) = &sig.regex {
         // the regex search runs, so examples check what search matches
@@ -514,5 +559,27 @@ fn check_examples(stem: &str, e: &Entry, examples: &[(String, String)], out: &mu
                 s.pattern()
             )));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{signature_search_regex, spaces_span_line_breaks};
+
+    #[test]
+    fn a_patterns_own_spaces_also_match_a_line_break_and_nothing_else_changes() {
+        assert_eq!(
+            spaces_span_line_breaks("no kernel image is available"),
+            "no[ \\n]kernel[ \\n]image[ \\n]is[ \\n]available"
+        );
+        // a space in a class, an escaped one, and a (?x) pattern keep their meaning
+        assert_eq!(spaces_span_line_breaks("a[ \\]x]b\\ c"), "a[ \\]x]b\\ c");
+        assert_eq!(spaces_span_line_breaks("[^] ]x"), "[^] ]x");
+        assert_eq!(spaces_span_line_breaks("(?x) a b"), "(?x) a b");
+        let re = signature_search_regex("Value 'sm_\\d+' is not defined for option").unwrap();
+        assert!(re.is_match(b"nvcc fatal : Value 'sm_89' is not\ndefined for option"));
+        // `.` still stops at a line's end
+        let re = signature_search_regex("libcudnn.* not found").unwrap();
+        assert!(!re.is_match(b"libcudnn loaded\nmodule not found"));
     }
 }
