@@ -92,10 +92,12 @@ pub fn cap_and_decode(input: &[u8]) -> String {
 /// The ASCII a program printed, where copying the paste replaced it: typographic quotes
 /// and dashes, non-breaking and other Unicode spaces, zero-width characters, full-width
 /// ASCII (U+FF01..U+FF5E, typed by CJK input methods), and the HTML character references
-/// a page or an escaped JSON field leaves (`&quot;`, `&#39;`, `&lt;`, `&gt;`, `&amp;`).
+/// a page or an escaped JSON field leaves (`&quot;`, `&#39;`, `&lt;`, `&gt;`, `&nbsp;`,
+/// `&amp;`), and the `<br>` line breaks of a page's source.
 pub fn ascii_typography(text: &str) -> std::borrow::Cow<'_, str> {
     let entities = text.contains('&');
-    if text.is_ascii() && !entities {
+    let breaks = text.contains("<br") || text.contains("<BR");
+    if text.is_ascii() && !entities && !breaks {
         return text.into();
     }
     let mut out = String::with_capacity(text.len());
@@ -124,11 +126,17 @@ pub fn ascii_typography(text: &str) -> std::borrow::Cow<'_, str> {
             ("&apos;", "'"),
             ("&lt;", "<"),
             ("&gt;", ">"),
+            ("&nbsp;", " "),
             ("&amp;", "&"),
         ] {
             if out.contains(entity) {
                 out = out.replace(entity, ascii);
             }
+        }
+    }
+    if out.contains("<br") || out.contains("<BR") {
+        for tag in ["<br>", "<br/>", "<br />", "<BR>", "<BR/>", "<BR />"] {
+            out = out.replace(tag, "\n");
         }
     }
     out.into()
@@ -824,6 +832,10 @@ mod copy_tests {
         assert_eq!(
             ascii_typography("&quot;libcudnn.so.9&quot; &lt;&amp;&gt; it&#39;s"),
             "\"libcudnn.so.9\" <&> it's"
+        );
+        assert_eq!(
+            ascii_typography("RuntimeError: CUDA error<br>CUDA kernel errors&nbsp;might<br />x"),
+            "RuntimeError: CUDA error\nCUDA kernel errors might\nx"
         );
         // Already ASCII without references: borrowed, unchanged.
         assert!(matches!(

@@ -6,7 +6,8 @@ FILE, then prints `gpukb kb eval`'s strict line for each, next to the pastes as
 collected. A form that loses many pastes is a wrapper or a copy artefact gpukb does not
 see through. The forms: Windows line ends, ANSI colours, compose's `svc-1  | ` prefix, a
 console's hard wrap at 80 and 120 columns, a mail
-client's or forum's fill at 72 columns (broken at spaces), the paste inside a JSON log record, a Python
+client's or forum's fill at 72 columns (broken at spaces), the paste inside a JSON log record, a
+page's source with <br> line breaks, a Python
 repr on a log line, tab indentation and the paste joined onto one line.
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
@@ -41,6 +42,7 @@ FORMS = {
         for l in s.split("\n")
     ),
     "JSON log record": lambda s: json.dumps({"level": "error", "msg": s}),
+    "HTML <br> lines": lambda s: "<br>".join(s.split("\n")),
     "Python repr": lambda s: "ERROR: " + repr(s),
     "tab indent": lambda s: "\n".join("\t" + l for l in s.split("\n")),
     "one line": lambda s: " ".join(s.split("\n")),
