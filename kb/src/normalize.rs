@@ -452,7 +452,7 @@ pub fn normalize(text: &str) -> String {
             line
         };
         let line = line.trim_end();
-        if line.trim().is_empty() {
+        if line.trim().is_empty() || is_code_fence(line) {
             continue;
         }
         if prev.as_deref() == Some(line) {
@@ -463,6 +463,16 @@ pub fn normalize(text: &str) -> String {
         prev = Some(line.to_string());
     }
     out
+}
+
+/// A Markdown code fence (```` ``` ````, ```` ```python ````): how the paste was set, not
+/// what the program printed.
+fn is_code_fence(line: &str) -> bool {
+    let t = line.trim();
+    t.strip_prefix("```").is_some_and(|lang| {
+        lang.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '+')
+    })
 }
 
 /// A long line cut into pieces of at most `max` bytes, at whitespace where
@@ -793,6 +803,14 @@ mod copy_tests {
         assert_eq!(join_hard_wraps(compose), compose);
         let sentence = "2025-03-02 10:14:09.118441: I cuda_executor.cc:894] so returning NUMA node zero.\ncv2.error: OpenCV(4.10.0) error\n";
         assert_eq!(join_hard_wraps(sentence), sentence);
+    }
+
+    #[test]
+    fn code_fences_are_not_the_paste() {
+        let out = normalize("```python\nRuntimeError: CUDA error: x\n```\n");
+        assert_eq!(out, "RuntimeError: CUDA error: x\n");
+        // a line that only starts with backticks is kept
+        assert!(normalize("```x = 1```\n").contains("x = 1"));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! `ERROR:root:`, compose's `svc-1  | `, a log line's leading date and level
 //! (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
 //! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
-//! `Jun 01 10:00:00 host prog[12]: `, srun's `3: ` and a reply's `> ` quote marker),
+//! `Jun 01 10:00:00 host prog[12]: `, srun's `3: `, BuildKit's `#12 3.456 ` and a reply's
+//! `> ` quote marker),
 //! Windows paths (`C:\…\torch\lib\x.dll` becomes `C:/…/torch/lib/x.dll`, so the file
 //! names and directories read as on Linux), and the source lines a Python traceback echoes
 //! under each frame (the code, not the error), except a `raise`/`assert` line that carries
@@ -56,7 +57,8 @@ fn might_wrap(text: &str) -> bool {
         || text.contains(":root:")
         || text.contains(" | ")
         || text.contains("] ")
-        || text.starts_with('>')
+        || text.starts_with(['>', '#'])
+        || text.contains("\n#")
         || text.contains("\n>")
         || text.lines().any(starts_like_log)
 }
@@ -123,13 +125,32 @@ pub fn strip_prefixes(mut line: &str) -> &str {
             .or_else(|| dated_prefix(line))
             .or_else(|| glog_prefix(line))
             .or_else(|| syslog_prefix(line))
-            .or_else(|| task_prefix(line));
+            .or_else(|| task_prefix(line))
+            .or_else(|| buildkit_prefix(line));
         match next {
             Some(rest) => line = rest,
             None => break,
         }
     }
     line
+}
+
+/// Docker BuildKit's plain progress: `#12 3.456 ` (the step, then seconds since it began).
+fn buildkit_prefix(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    (b.first() == Some(&b'#')).then_some(())?;
+    let mut i = 1;
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    (i > 1 && b.get(i) == Some(&b' ')).then_some(())?;
+    i += 1;
+    let start = i;
+    while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'.') {
+        i += 1;
+    }
+    (i > start && b[start..i].contains(&b'.') && b.get(i) == Some(&b' ')).then_some(())?;
+    line.get(i + 1..)
 }
 
 /// `(VllmWorker rank=0 pid=123) `, `(EngineCore_0 pid=9) `, `(RayWorkerWrapper pid=1, ip=10.0.0.2) `.
@@ -286,6 +307,13 @@ fn dated_prefix(line: &str) -> Option<&str> {
                 return Some(r);
             }
         }
+    }
+    // `error: texture is not a template`, `FATAL: …`: a label the message itself carries
+    // (a compiler's, a tool's) stays; a log's own level (`ERROR `, `[error] `) goes
+    let labelled =
+        !rest.starts_with('[') && rest.split(' ').next().is_some_and(|w| w.ends_with(':'));
+    if labelled {
+        return Some(rest);
     }
     level_word(rest).or(Some(rest))
 }
@@ -450,10 +478,21 @@ mod tests {
             "0: [rank0]: ",
             "> ",
             "> > ",
+            "#12 3.456 ",
+            "2025-06-01T10:00:00.1234567Z ",
         ] {
             let l = format!("{prefix}{msg}");
             assert_eq!(strip_prefixes(&l), msg, "{l}");
         }
+        // A label the message carries stays after a date; a log's own level goes.
+        assert_eq!(
+            strip_prefixes("2025-06-01T10:00:00.1234567Z error: texture is not a template"),
+            "error: texture is not a template"
+        );
+        assert_eq!(
+            strip_prefixes("2025-06-01T10:00:00Z ERROR RuntimeError: x"),
+            "RuntimeError: x"
+        );
         // Not headers: a bare date, a version, a long number, words after a month.
         for l in [
             "2025-06-01T10:00:00Z",
@@ -464,6 +503,8 @@ mod tests {
             "3:00 PM",
             ">>> import torch",
             "Fatal error: 12.4",
+            "#12 is the issue",
+            "# nvidia-smi",
         ] {
             assert_eq!(strip_prefixes(l), l, "{l}");
         }

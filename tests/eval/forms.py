@@ -7,7 +7,8 @@ collected. A form that loses many pastes is a wrapper or a copy artefact gpukb d
 see through. The forms: Windows line ends, ANSI colours, compose's `svc-1  | ` prefix, a
 console's hard wrap at 80 and 120 columns, a mail
 client's or forum's fill at 72 columns (broken at spaces), the paste inside a JSON log record, a
-page's source with <br> line breaks, a Python
+page's source with <br> line breaks, BuildKit's and GitHub Actions' line prefixes, a
+Markdown code fence, a Python
 repr on a log line, tab indentation and the paste joined onto one line.
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
@@ -44,6 +45,9 @@ FORMS = {
     "JSON log record": lambda s: json.dumps({"level": "error", "msg": s}),
     "HTML <br> lines": lambda s: "<br>".join(s.split("\n")),
     "Python repr": lambda s: "ERROR: " + repr(s),
+    "BuildKit progress": lambda s: "\n".join(f"#12 {3.1 + i / 100:.3f} {l}" for i, l in enumerate(s.split("\n"))),
+    "GitHub Actions log": lambda s: "\n".join(f"2025-06-01T10:00:{i % 60:02}.1234567Z {l}" for i, l in enumerate(s.split("\n"))),
+    "Markdown fence": lambda s: "```python\n" + s + "\n```",
     "tab indent": lambda s: "\n".join("\t" + l for l in s.split("\n")),
     "one line": lambda s: " ".join(s.split("\n")),
 }
