@@ -532,7 +532,8 @@ fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Every string in a JSON value, depth first, each ending a line; a number or a boolean
-/// keeps its key (`exit_code: 804`), which is all that says what it is.
+/// keeps its key (`exit_code: 804`), which is all that says what it is. A log record's
+/// own fields (its time, stream, level, logger, host) are left out.
 fn push_strings(v: &serde_json::Value, out: &mut String) {
     match v {
         serde_json::Value::String(s) => {
@@ -541,7 +542,22 @@ fn push_strings(v: &serde_json::Value, out: &mut String) {
         }
         serde_json::Value::Array(a) => a.iter().for_each(|v| push_strings(v, out)),
         serde_json::Value::Object(o) => {
-            for (k, v) in o {
+            // where and when a record was logged, not what it says
+            const META: &[&str] = &[
+                "time",
+                "timestamp",
+                "ts",
+                "@timestamp",
+                "stream",
+                "level",
+                "severity",
+                "logger",
+                "caller",
+                "thread",
+                "host",
+                "hostname",
+            ];
+            for (k, v) in o.iter().filter(|(k, _)| !META.contains(&k.as_str())) {
                 match v {
                     serde_json::Value::Number(_) | serde_json::Value::Bool(_) => {
                         out.push_str(&format!("{k}: {v}\n"));
@@ -824,6 +840,10 @@ mod copy_tests {
             "{out}"
         );
         assert!(out.contains("code: 804\n"), "{out}");
+        assert!(
+            !out.contains("error\n"),
+            "the record's level is not its text: {out}"
+        );
         assert!(!out.contains("\"msg\""), "{out}");
         // a Python repr on a log line, with a \\u escape
         let repr = "ERROR:worker:'Traceback (most recent call last):\\n  File \"x.py\", line 1\\nOSError: libcudart.so.12: cannot open shared object file \\u65e0'\n";

@@ -5,7 +5,7 @@
 //! (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
 //! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
 //! `Jun 01 10:00:00 host prog[12]: `, srun's `3: `, BuildKit's `#12 3.456 ` and a reply's
-//! `> ` quote marker),
+//! `> ` quote marker), PowerShell's error record around a native command's output,
 //! Windows paths (`C:\…\torch\lib\x.dll` becomes `C:/…/torch/lib/x.dll`, so the file
 //! names and directories read as on Linux), and the source lines a Python traceback echoes
 //! under each frame (the code, not the error), except a `raise`/`assert` line that carries
@@ -23,10 +23,20 @@ pub fn see_through(text: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len());
     let mut echo_next = false;
+    let powershell = text.contains("NativeCommandError");
+    let mut in_record = false;
     for raw in text.split_inclusive('\n') {
         let (line, nl) = match raw.strip_suffix('\n') {
             Some(l) => (l.strip_suffix('\r').unwrap_or(l), "\n"),
             None => (raw, ""),
+        };
+        let line = if powershell {
+            match powershell_line(line, &mut in_record) {
+                Some(l) => l,
+                None => continue,
+            }
+        } else {
+            line
         };
         let line = strip_prefixes(line);
         // A traceback frame's source line follows its `File "…", line N, in f` line,
@@ -49,8 +59,45 @@ pub fn see_through(text: &str) -> Cow<'_, str> {
 }
 
 /// Whether any wrapper form may be present (most pastes need no work).
+/// A line of a paste PowerShell wrapped in its error record (a native command's stderr:
+/// `python : Traceback …`, then `At line:1 char:1`, the command echoed behind `+ `, its
+/// `~~~` underline, `+ CategoryInfo …` and `+ FullyQualifiedErrorId : NativeCommandError`):
+/// the command's own text, or `None` for the record's lines.
+fn powershell_line<'a>(line: &'a str, in_record: &mut bool) -> Option<&'a str> {
+    let t = line.trim_start();
+    if t.starts_with("At line:") && t.contains(" char:") {
+        *in_record = true;
+        return None;
+    }
+    if let Some(rest) = t.strip_prefix('+') {
+        let rest = rest.trim_start();
+        if *in_record
+            || rest.starts_with("CategoryInfo")
+            || rest.starts_with("FullyQualifiedErrorId")
+        {
+            if rest.starts_with("FullyQualifiedErrorId") {
+                *in_record = false;
+            }
+            return None;
+        }
+    }
+    // `python : Traceback (most recent call last):`: the command's name before its text
+    match line.split_once(" : ") {
+        Some((cmd, text))
+            if !cmd.is_empty()
+                && cmd
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')) =>
+        {
+            Some(text)
+        }
+        _ => Some(line),
+    }
+}
+
 fn might_wrap(text: &str) -> bool {
-    text.contains("File \"")
+    text.contains("NativeCommandError")
+        || text.contains("File \"")
         || text.contains(":\\")
         || text.contains("pid=")
         || text.contains("[rank")
@@ -508,6 +555,15 @@ mod tests {
         ] {
             assert_eq!(strip_prefixes(l), l, "{l}");
         }
+    }
+
+    #[test]
+    fn powershell_s_error_record_is_not_the_paste() {
+        let t = "python : Traceback (most recent call last):\nAt line:1 char:1\n+ python app.py\n+ ~~~~~~~~~~~~~\n    + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException\n    + FullyQualifiedErrorId : NativeCommandError\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+        assert_eq!(
+            see_through(t),
+            "Traceback (most recent call last):\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@ see through. The forms: Windows line ends, ANSI colours, compose's `svc-1  | ` p
 console's hard wrap at 80 and 120 columns, a mail
 client's or forum's fill at 72 columns (broken at spaces), the paste inside a JSON log record, a
 page's source with <br> line breaks, BuildKit's and GitHub Actions' line prefixes, a
-Markdown code fence, a Python
+Markdown code fence, Docker's json-file log lines, PowerShell's error record around a
+native command, a Python
 repr on a log line, tab indentation and the paste joined onto one line.
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
@@ -31,6 +32,13 @@ def hard_wrap(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+POWERSHELL_RECORD = """
+At line:1 char:1
++ python app.py
++ ~~~~~~~~~~~~~
+    + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException
+    + FullyQualifiedErrorId : NativeCommandError"""
+
 FORMS = {
     "as collected": lambda s: s,
     "CRLF line ends": lambda s: s.replace("\n", "\r\n"),
@@ -44,6 +52,10 @@ FORMS = {
     ),
     "JSON log record": lambda s: json.dumps({"level": "error", "msg": s}),
     "HTML <br> lines": lambda s: "<br>".join(s.split("\n")),
+    "Docker json-file log": lambda s: "\n".join(
+        json.dumps({"log": l + "\n", "stream": "stderr", "time": "2025-06-01T10:00:00Z"}) for l in s.split("\n")
+    ),
+    "PowerShell record": lambda s: "python : " + s + POWERSHELL_RECORD,
     "Python repr": lambda s: "ERROR: " + repr(s),
     "BuildKit progress": lambda s: "\n".join(f"#12 {3.1 + i / 100:.3f} {l}" for i, l in enumerate(s.split("\n"))),
     "GitHub Actions log": lambda s: "\n".join(f"2025-06-01T10:00:{i % 60:02}.1234567Z {l}" for i, l in enumerate(s.split("\n"))),
@@ -69,7 +81,7 @@ def main() -> int:
                 f.write(json.dumps({**r, "error": form(r["error"])}, ensure_ascii=False) + "\n")
         res = subprocess.run([gpukb, "kb", "eval", path], capture_output=True, text=True)
         line = next((l for l in res.stdout.splitlines() if "strict" in l and "top-1" in l), res.stderr.strip())
-        print(f"{name:<18} {line.strip()}")
+        print(f"{name:<21} {line.strip()}")
     return 0
 
 
