@@ -171,9 +171,9 @@ fn dedent(text: &str) -> std::borrow::Cow<'_, str> {
 /// several, each exactly as wide as the window), joined back. A paste counts as hard-wrapped
 /// when its longest line, at least 70 characters, is matched in length by another line
 /// (a wrapped paste has no line longer than the window), or when its one line of that
-/// length ends where the next one visibly goes on (mid-word, or after a space); a line of
-/// that length is then joined to the next one. Table rows (`|`, `+`), rules (`=====`) and progress bars (box and
-/// block characters, a closing `]`) are never joined.
+/// length ends where the next one visibly goes on (mid-word, or at a space); a line of
+/// that length is then joined to the next one. Table rows (`|`, `+`), rules (`=====`) and
+/// progress bars (box and block characters, a closing `]`) are never joined.
 fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
     let len = |l: &str| l.trim_end_matches('\r').chars().count();
     let width = text.lines().map(len).max().unwrap_or(0);
@@ -196,9 +196,9 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         return text.into();
     }
     // One full-width line is a console's wrap only where the cut shows: inside a word or a
-    // number (`un` / `defined`, `12.` / `8`), after a space
-    // (`Could ` / `not`) or before one (`host` / ` device`). A product's own break after a
-    // word (`…to compile` / `PyTorch (11.7)…`) is kept.
+    // number (`un` / `defined`, `12.` / `8`), after a space (`Could ` / `not`) or before one
+    // (`host` / ` device`). A product's own break after a word (`…to compile` /
+    // `PyTorch (11.7)…`) is kept.
     let cut_shows = |line: &str, next: Option<&str>| {
         let Some(next) = next else { return false };
         // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a

@@ -253,6 +253,16 @@ pub fn spaces_span_line_breaks(pattern: &str) -> std::borrow::Cow<'_, str> {
                     out.push(chars.next().unwrap_or(']'));
                 }
             }
+            // a POSIX class inside a class (`[[:space:] ]`) ends at its own `:]`
+            '[' if class && chars.peek() == Some(&':') => {
+                out.push(c);
+                for n in chars.by_ref() {
+                    out.push(n);
+                    if n == ']' {
+                        break;
+                    }
+                }
+            }
             ']' if class => {
                 class = false;
                 out.push(c);
@@ -576,6 +586,10 @@ mod tests {
         assert_eq!(spaces_span_line_breaks("a[ \\]x]b\\ c"), "a[ \\]x]b\\ c");
         assert_eq!(spaces_span_line_breaks("[^] ]x"), "[^] ]x");
         assert_eq!(spaces_span_line_breaks("(?x) a b"), "(?x) a b");
+        assert_eq!(
+            spaces_span_line_breaks("[[:digit:] ]x y"),
+            "[[:digit:] ]x[ \\n]y"
+        );
         let re = signature_search_regex("Value 'sm_\\d+' is not defined for option").unwrap();
         assert!(re.is_match(b"nvcc fatal : Value 'sm_89' is not\ndefined for option"));
         // `.` still stops at a line's end
