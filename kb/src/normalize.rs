@@ -796,7 +796,8 @@ mod copy_tests {
     #[test]
     fn one_wrapped_line_is_joined_where_the_cut_shows() {
         // between two letters the cut does not show: a filled paragraph breaks there too
-        let filled = "RuntimeError: CUDA error: no kernel image is available for execution on\nthe device\n";
+        let filled =
+            "RuntimeError: CUDA error: no kernel image is available for execution on\nthe device\n";
         assert_eq!(join_hard_wraps(filled), filled);
         // cut before a space, and inside a version number
         let before_space = "Error: setting up CDI devices: failed to inject devices: failed to stat CDI host\n device \"/dev/dri/renderD129\": no such file or directory\n";
