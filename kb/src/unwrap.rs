@@ -58,7 +58,6 @@ pub fn see_through(text: &str) -> Cow<'_, str> {
     out.into()
 }
 
-/// Whether any wrapper form may be present (most pastes need no work).
 /// A line of a paste PowerShell wrapped in its error record (a native command's stderr:
 /// `python : Traceback …`, then `At line:1 char:1`, the command echoed behind `+ `, its
 /// `~~~` underline, `+ CategoryInfo …` and `+ FullyQualifiedErrorId : NativeCommandError`):
@@ -95,6 +94,7 @@ fn powershell_line<'a>(line: &'a str, in_record: &mut bool) -> Option<&'a str> {
     }
 }
 
+/// Whether any wrapper form may be present (most pastes need no work).
 fn might_wrap(text: &str) -> bool {
     text.contains("NativeCommandError")
         || text.contains("File \"")
