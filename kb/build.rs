@@ -90,7 +90,9 @@ fn run() -> Result<(), BoxErr> {
 }
 
 /// Writes `OUT_DIR/step_effects.rs`: every fix step of the knowledge base, sorted, with
-/// its effects (`effect::effects_or_worst`, each as its index in `Effect::ALL`).
+/// its effects (`effect::effects_or_worst`, each as its index in `Effect::ALL`). Rows are
+/// offsets into one text and one byte string, not pointers, so the loader has nothing to
+/// relocate in them when the program starts.
 fn write_step_effects(
     kb: &gpukb_kb_compile::Compiled,
     out: &std::path::Path,
@@ -101,33 +103,49 @@ fn write_step_effects(
         .flat_map(|e| e.entry.fixes.iter())
         .flat_map(|f| f.steps.iter().map(String::as_str))
         .collect();
-    let mut rs = String::from(
-        "/// Every fix step of the embedded knowledge base, sorted, with its effects\n/// (indices into `Effect::ALL`), classified at build time.\npub(crate) static STEP_EFFECTS: &[(&str, &[u8])] = &[\n",
-    );
+    let mut text = String::new();
+    let mut codes: Vec<u8> = Vec::new();
+    let mut row = |step: &str, effects: Vec<effect::Effect>| -> Result<String, BoxErr> {
+        let at = u32::try_from(text.len())?;
+        text.push_str(step);
+        let c_at = u32::try_from(codes.len())?;
+        codes.extend(effects.into_iter().map(|e| e as u8));
+        Ok(format!(
+            "    [{at}, {}, {c_at}, {}],\n",
+            u32::try_from(step.len())?,
+            u32::try_from(codes.len())? - c_at
+        ))
+    };
+    let mut plain = String::new();
     for step in &steps {
-        let codes: Vec<u8> = effect::effects_or_worst(step)
-            .into_iter()
-            .map(|e| e as u8)
-            .collect();
-        let _ = writeln!(rs, "    ({step:?}, &{codes:?}),");
+        plain.push_str(&row(step, effect::effects_or_worst(step))?);
     }
-    rs.push_str("];\n");
-    rs.push_str(
-        "/// Every fix step with a placeholder the machine fills, sorted, with the effects of\n/// its form filled with representative values (`fill_step::REPRESENTATIVE`).\npub(crate) static FILLED_EFFECTS: &[(&str, &[u8])] = &[\n",
-    );
+    let mut filled_rows = String::new();
     let representative = fill_step::REPRESENTATIVE.map(Some);
     for step in &steps {
         let filled = fill_step::fill_step(step, representative);
         if filled == *step {
             continue;
         }
-        let codes: Vec<u8> = effect::effects_or_worst(&filled)
-            .into_iter()
-            .map(|e| e as u8)
-            .collect();
-        let _ = writeln!(rs, "    ({step:?}, &{codes:?}),");
+        filled_rows.push_str(&row(step, effect::effects_or_worst(&filled))?);
     }
-    rs.push_str("];\n");
+    let mut rs = String::new();
+    let _ = writeln!(
+        rs,
+        "/// The text of every row below, one step after another.\npub(crate) static STEP_TEXT: &str = {text:?};"
+    );
+    let _ = writeln!(
+        rs,
+        "/// The effects of every row below (indices into `Effect::ALL`).\npub(crate) static STEP_CODES: &[u8] = &{codes:?};"
+    );
+    let _ = write!(
+        rs,
+        "/// Every fix step of the embedded knowledge base, sorted, with its effects, classified\n/// at build time: `[text offset, text length, codes offset, codes length]`.\npub(crate) static STEP_EFFECTS: &[[u32; 4]] = &[\n{plain}];\n"
+    );
+    let _ = write!(
+        rs,
+        "/// Every fix step with a placeholder the machine fills, sorted, with the effects of\n/// its form filled with representative values (`fill_step::REPRESENTATIVE`).\npub(crate) static FILLED_EFFECTS: &[[u32; 4]] = &[\n{filled_rows}];\n"
+    );
     std::fs::write(out.join("step_effects.rs"), rs)?;
     Ok(())
 }

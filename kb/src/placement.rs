@@ -31,8 +31,8 @@ mod memo {
 /// embedded KB, else classified now ([`effects_or_worst`]: an unknown command counts
 /// as the worst).
 pub fn step_effects(step: &str) -> Vec<Effect> {
-    match memo::STEP_EFFECTS.binary_search_by(|(s, _)| (*s).cmp(step)) {
-        Ok(i) => decode(memo::STEP_EFFECTS[i].1),
+    match memo::STEP_EFFECTS.binary_search_by(|r| step_text(r).cmp(step)) {
+        Ok(i) => decode(step_codes(&memo::STEP_EFFECTS[i])),
         Err(_) => filled_effects(step).unwrap_or_else(|| effects_or_worst(step)),
     }
 }
@@ -40,13 +40,13 @@ pub fn step_effects(step: &str) -> Vec<Effect> {
 /// The effects of a KB step filled with this machine's values, as the build classified
 /// its filled form: the values must have their representatives' shapes.
 fn filled_effects(step: &str) -> Option<Vec<Effect>> {
-    memo::FILLED_EFFECTS.iter().find_map(|(template, codes)| {
-        let values = crate::fill_step::values_in(template, step)?;
+    memo::FILLED_EFFECTS.iter().find_map(|r| {
+        let values = crate::fill_step::values_in(step_text(r), step)?;
         values
             .iter()
             .enumerate()
             .all(|(i, v)| v.is_none_or(|v| crate::fill_step::value_has_its_shape(i, v)))
-            .then(|| decode(codes))
+            .then(|| decode(step_codes(r)))
     })
 }
 
@@ -55,7 +55,7 @@ fn filled_effects(step: &str) -> Option<Vec<Effect>> {
 pub fn filled_templates() -> impl Iterator<Item = (&'static str, Vec<Effect>)> {
     memo::FILLED_EFFECTS
         .iter()
-        .map(|(t, codes)| (*t, decode(codes)))
+        .map(|r| (step_text(r), decode(step_codes(r))))
 }
 
 /// Effects from the build's encoding (indices into `Effect::ALL`).
@@ -68,7 +68,21 @@ fn decode(codes: &[u8]) -> Vec<Effect> {
 
 /// Every step the build classified (for the test that holds the build to the table).
 pub fn classified_steps() -> impl Iterator<Item = &'static str> {
-    memo::STEP_EFFECTS.iter().map(|(s, _)| *s)
+    memo::STEP_EFFECTS.iter().map(step_text)
+}
+
+/// The step a row of the build's tables names.
+fn step_text(r: &[u32; 4]) -> &'static str {
+    memo::STEP_TEXT
+        .get(r[0] as usize..(r[0] + r[1]) as usize)
+        .unwrap_or("")
+}
+
+/// The effect codes of a row of the build's tables.
+fn step_codes(r: &[u32; 4]) -> &'static [u8] {
+    memo::STEP_CODES
+        .get(r[2] as usize..(r[2] + r[3]) as usize)
+        .unwrap_or(&[])
 }
 
 /// A KB fix as search prints it: where it runs, and its place among the

@@ -1014,13 +1014,43 @@ impl Kb {
     }
 }
 
+/// The byte pairs a text holds, as a 65,536-bit set: a needle with a pair the text lacks
+/// cannot occur in it. Most needles fail on their first pairs, so a short paste is not
+/// scanned (and no searcher is built) once per needle.
+struct BytePairs(Box<[u64; 1024]>);
+
+impl BytePairs {
+    fn of(text: &[u8]) -> BytePairs {
+        let mut bits = Box::new([0u64; 1024]);
+        for w in text.windows(2) {
+            let i = usize::from(w[0]) << 8 | usize::from(w[1]);
+            bits[i >> 6] |= 1 << (i & 63);
+        }
+        BytePairs(bits)
+    }
+
+    fn has(&self, a: u8, b: u8) -> bool {
+        let i = usize::from(a) << 8 | usize::from(b);
+        self.0[i >> 6] & (1 << (i & 63)) != 0
+    }
+
+    /// Whether every byte pair of `needle` is in the text (a needle shorter than a pair
+    /// may be anywhere).
+    fn may_hold(&self, needle: &[u8]) -> bool {
+        needle.windows(2).all(|w| self.has(w[0], w[1]))
+    }
+}
+
 /// Which needles (signature literals, prefilter literals, code messages) the
 /// lowercased text holds: memmem for small texts, Aho-Corasick for large ones.
 fn find_needles(m: &Matcher, lower: &str) -> Vec<bool> {
     let mut found = vec![false; m.t.needles.len()];
     if lower.len() <= SMALL_TEXT {
+        let pairs = BytePairs::of(lower.as_bytes());
         for (i, n) in m.t.needles.iter().enumerate() {
-            found[i] = memchr::memmem::find(lower.as_bytes(), m.t.str(*n).as_bytes()).is_some();
+            let needle = m.t.str(*n).as_bytes();
+            found[i] =
+                pairs.may_hold(needle) && memchr::memmem::find(lower.as_bytes(), needle).is_some();
         }
     } else {
         let ac = m.ac.get_or_init(|| {
@@ -1843,6 +1873,46 @@ fn answer_then(kb: &Kb, a: &crate::model::Answer) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_byte_pair_filter_never_rejects_a_needle_the_text_holds() {
+        let kb = crate::Kb::open().expect("embedded KB");
+        let m = kb.matcher().expect("tables");
+        let mut texts: Vec<String> = Vec::new();
+        for e in m.t.entries.iter().take(60) {
+            for (_, t) in kb.examples(m.t.str(e.id)).expect("examples") {
+                texts.push(t.to_lowercase().replace('\n', " "));
+            }
+        }
+        assert!(texts.len() > 50);
+        let (mut held, mut rejected) = (0, 0);
+        for t in &texts {
+            let pairs = super::BytePairs::of(t.as_bytes());
+            for n in m.t.needles.iter() {
+                let n = m.t.str(*n).as_bytes();
+                let holds = memchr::memmem::find(t.as_bytes(), n).is_some();
+                let may = pairs.may_hold(n);
+                assert!(
+                    may || !holds,
+                    "{:?} rejected in {t:?}",
+                    String::from_utf8_lossy(n)
+                );
+                held += usize::from(holds);
+                rejected += usize::from(!may);
+            }
+            // every piece of the text passes
+            let b = t.as_bytes();
+            for start in (0..b.len()).step_by(7) {
+                assert!(pairs.may_hold(&b[start..b.len().min(start + 40)]));
+            }
+        }
+        // the filter does its job: most needles are rejected without a scan
+        assert!(
+            held > 0 && rejected > held * 10,
+            "held {held}, rejected {rejected}"
+        );
+        assert!(!super::BytePairs::of(b"cuda error").may_hold(b"cudnn"));
+    }
+
     #[test]
     fn the_embedded_search_tables_are_those_of_the_embedded_database() {
         let kb = crate::Kb::open().expect("embedded KB");
