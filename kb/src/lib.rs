@@ -233,9 +233,11 @@ impl Kb {
 
     /// A curated entry by id.
     pub fn entry(&self, id: &str) -> Result<Option<Entry>, KbError> {
+        // Search asks for several entries: the statement is compiled once.
         let json: Option<String> = self
             .db
-            .query_row("SELECT json FROM entries WHERE id = ?1", [id], |r| r.get(0))
+            .prepare_cached("SELECT json FROM entries WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
             .map(Some)
             .or_else(|e| match e {
                 rusqlite::Error::QueryReturnedNoRows => Ok(None),
