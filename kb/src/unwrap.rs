@@ -1,8 +1,8 @@
 //! Sees through the generic wrappers a paste's real error comes in, before it is
 //! normalised and matched: per-line log prefixes (vLLM's `(VllmWorker rank=0 pid=12)`
 //! and `ERROR 05-12 10:11:12 [file.py:42]`, torchrun's `[rank0]:`, Python logging's
-//! `ERROR:root:`, compose's `svc-1  | `, a log line's leading date and level
-//! (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
+//! `ERROR:root:`, compose's `svc-1  | `, `kubectl logs --prefix`'s `[pod/NAME/CONTAINER] `,
+//! a log line's leading date and level (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
 //! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
 //! `Jun 01 10:00:00 host prog[12]: `, srun's `3: `, BuildKit's `#12 3.456 ` and a reply's
 //! `> ` quote marker), PowerShell's error record around a native command's output,
@@ -169,6 +169,7 @@ pub fn strip_prefixes(mut line: &str) -> &str {
             .or_else(|| level_prefix(line))
             .or_else(|| logging_prefix(line))
             .or_else(|| compose_prefix(line))
+            .or_else(|| kube_prefix(line))
             .or_else(|| dated_prefix(line))
             .or_else(|| glog_prefix(line))
             .or_else(|| syslog_prefix(line))
@@ -257,6 +258,33 @@ fn logging_prefix(line: &str) -> Option<&str> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
     named.then_some(rest)
 }
+
+/// `[pod/trainer-0/main] ` (`kubectl logs --prefix`: the pod, or another kind of object,
+/// and the container).
+fn kube_prefix(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('[')?;
+    let close = rest.find("] ")?;
+    let mut parts = rest[..close].split('/');
+    let kind = parts.next()?;
+    let named = KUBE_KINDS.contains(&kind)
+        && parts.clone().count() == 2
+        && parts.all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
+        });
+    named.then(|| &rest[close + 2..])
+}
+
+/// The objects `kubectl logs` names in its prefix.
+const KUBE_KINDS: &[&str] = &[
+    "pod",
+    "deployment",
+    "job",
+    "statefulset",
+    "daemonset",
+    "replicaset",
+];
 
 /// `web-1  | ` (docker compose's service prefix).
 fn compose_prefix(line: &str) -> Option<&str> {
@@ -484,6 +512,26 @@ mod tests {
             strip_prefixes(l),
             "torch.OutOfMemoryError: CUDA out of memory."
         );
+    }
+
+    #[test]
+    fn kubectl_prefixes_are_removed_and_other_brackets_kept() {
+        assert_eq!(
+            strip_prefixes("[pod/trainer-0/main] RuntimeError: CUDA error: out of memory"),
+            "RuntimeError: CUDA error: out of memory"
+        );
+        assert_eq!(
+            strip_prefixes("[job/finetune/worker] [rank1]: NCCL WARN x"),
+            "NCCL WARN x"
+        );
+        for kept in [
+            "[pod/only-pod] x",
+            "[W socket.cpp:601] [c10d] x",
+            "[pod/a b/c] x",
+            "[nvidia/cuda/12] x",
+        ] {
+            assert_eq!(strip_prefixes(kept), kept);
+        }
     }
 
     #[test]

@@ -109,6 +109,7 @@ const LINE_PREFIXES: &[(&str, &str)] = &[
         "Jun 01 10:00:00 gpu-node-3 app[1234]: ",
     ),
     ("srun -l task number", "3: "),
+    ("kubectl logs --prefix", "[pod/trainer-0/main] "),
 ];
 
 /// A change made to a whole paste.

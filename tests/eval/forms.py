@@ -10,7 +10,9 @@ client's or forum's fill at 72 columns (broken at spaces), the paste inside a JS
 page's source with <br> line breaks, BuildKit's and GitHub Actions' line prefixes, a
 Markdown code fence, Docker's json-file log lines, PowerShell's error record around a
 native command, a Python
-repr on a log line, tab indentation and the paste joined onto one line.
+repr on a log line, tab indentation, the paste joined onto one line, a Markdown quote, torchrun's
+`[rank0]: `, journald's `Mon DD HH:MM:SS host unit[pid]: `, a Ray worker's `(Name pid=N) ` and
+`kubectl logs --prefix`'s `[pod/NAME/CONTAINER] `.
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
 """
@@ -62,6 +64,13 @@ FORMS = {
     "Markdown fence": lambda s: "```python\n" + s + "\n```",
     "tab indent": lambda s: "\n".join("\t" + l for l in s.split("\n")),
     "one line": lambda s: " ".join(s.split("\n")),
+    "Markdown quote": lambda s: "\n".join(f"> {l}" for l in s.split("\n")),
+    "torchrun rank": lambda s: "\n".join(f"[rank0]: {l}" for l in s.split("\n")),
+    "journalctl": lambda s: "\n".join(
+        f"Dec 06 12:00:{i % 60:02} gpu-node-3 ollama[2841]: {l}" for i, l in enumerate(s.split("\n"))
+    ),
+    "Ray worker": lambda s: "\n".join(f"(RayWorkerWrapper pid=4121) {l}" for l in s.split("\n")),
+    "kubectl --prefix": lambda s: "\n".join(f"[pod/trainer-0/main] {l}" for l in s.split("\n")),
 }
 
 
