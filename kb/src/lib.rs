@@ -11,6 +11,7 @@
 
 pub mod agreement;
 pub mod confidence;
+pub mod env_report;
 pub mod error;
 pub mod eval;
 pub mod explain;

@@ -5,7 +5,8 @@
 //! full-width ASCII, HTML character references, Markdown escapes, the indentation of a
 //! code block, a console's hard line wraps, a loader message that lost its colon, Windows'
 //! DLL loader messages in another display language), sees
-//! through log wrappers ([`crate::unwrap`]), and collapses repeated lines.
+//! through log wrappers ([`crate::unwrap`]), leaves out the environment reports pasted beside
+//! the error ([`crate::env_report`]), and collapses repeated lines.
 //! Pure functions, no I/O.
 
 use std::sync::LazyLock;
@@ -420,6 +421,7 @@ pub fn normalize(text: &str) -> String {
     let text = join_hard_wraps(&text);
     let text = unescape_json_lines(&text);
     let text = crate::unwrap::see_through(&text);
+    let text = crate::env_report::without_reports(&text);
     let text = markdown_unescape(&text);
     let text = loader_colon(&text);
     let text = loader_messages_in_english(&text);

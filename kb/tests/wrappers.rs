@@ -249,6 +249,30 @@ fn copying_through_a_page_or_a_chat_does_not_change_the_answer() {
     assert_first_answers_kept(&kb, &forms);
 }
 
+/// Reports an issue template asks for, printed on the H200 host (kb/tests/env_reports/).
+const COLLECT_ENV: &str = include_str!("env_reports/collect_env-h200.txt");
+const NVIDIA_SMI: &str = include_str!("env_reports/nvidia-smi-h200.txt");
+const NVCC_VERSION: &str = include_str!("env_reports/nvcc-version-h200.txt");
+
+/// Every entry's first example, with a real environment report pasted beside it (PyTorch's
+/// collect_env after it, `nvidia-smi` or `nvcc --version` before it, each with the command
+/// that printed it), gets the same first answer: a report is facts about the machine, and
+/// its library names and versions are no evidence for a cause.
+#[test]
+fn environment_reports_beside_the_error_do_not_change_the_answer() {
+    let kb = Kb::open().unwrap();
+    let collect_env =
+        |s: &str| format!("{s}\n\n$ python -m torch.utils.collect_env\n{COLLECT_ENV}");
+    let smi = |s: &str| format!("$ nvidia-smi\n{NVIDIA_SMI}\n{s}");
+    let nvcc = |s: &str| format!("$ nvcc --version\n{NVCC_VERSION}{s}");
+    let forms: Vec<Form> = vec![
+        ("collect_env after", &collect_env),
+        ("nvidia-smi before", &smi),
+        ("nvcc --version before", &nvcc),
+    ];
+    assert_first_answers_kept(&kb, &forms);
+}
+
 /// Informational lines that real logs carry around the error: TensorFlow's start-up lines,
 /// each matched by an informational entry's signature.
 const TENSORFLOW_STARTUP: &str = "\

@@ -12,7 +12,8 @@ Markdown code fence, Docker's json-file log lines, PowerShell's error record aro
 native command, a Python
 repr on a log line, tab indentation, the paste joined onto one line, a Markdown quote, torchrun's
 `[rank0]: `, journald's `Mon DD HH:MM:SS host unit[pid]: `, a Ray worker's `(Name pid=N) ` and
-`kubectl logs --prefix`'s `[pod/NAME/CONTAINER] `.
+`kubectl logs --prefix`'s `[pod/NAME/CONTAINER] `, and a real environment report beside the
+error (PyTorch's collect_env, nvidia-smi, nvcc --version, pip list).
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
 """
@@ -40,6 +41,22 @@ At line:1 char:1
 + ~~~~~~~~~~~~~
     + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException
     + FullyQualifiedErrorId : NativeCommandError"""
+
+# Real reports printed on the H200 host (kb/tests/env_reports/SOURCE.md).
+REPORTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../kb/tests/env_reports")
+REPORTS = {
+    n: open(os.path.join(REPORTS_DIR, n), encoding="utf-8").read()
+    for n in ("collect_env-h200.txt", "nvidia-smi-h200.txt", "nvcc-version-h200.txt")
+}
+# pip list's layout, with the H200 venv's NVIDIA packages (versions from its collect_env).
+PIP_LIST = """Package                  Version
+------------------------ ------------
+nvidia-cublas            13.1.0.3
+nvidia-cudnn-cu13        9.19.0.56
+nvidia-nccl-cu13         2.28.9
+torch                    2.11.0+cu130
+triton                   3.6.0
+"""
 
 FORMS = {
     "as collected": lambda s: s,
@@ -71,6 +88,10 @@ FORMS = {
     ),
     "Ray worker": lambda s: "\n".join(f"(RayWorkerWrapper pid=4121) {l}" for l in s.split("\n")),
     "kubectl --prefix": lambda s: "\n".join(f"[pod/trainer-0/main] {l}" for l in s.split("\n")),
+    "collect_env after": lambda s: s + "\n\n$ python -m torch.utils.collect_env\n" + REPORTS["collect_env-h200.txt"],
+    "nvidia-smi before": lambda s: "$ nvidia-smi\n" + REPORTS["nvidia-smi-h200.txt"] + "\n" + s,
+    "nvcc --version before": lambda s: "$ nvcc --version\n" + REPORTS["nvcc-version-h200.txt"] + s,
+    "pip list after": lambda s: s + "\n\n$ pip list\n" + PIP_LIST,
 }
 
 
