@@ -51,8 +51,14 @@ const MIN_REPORT_LINES: usize = 3;
 
 /// The text without the environment reports it carries (see the module doc).
 pub fn without_reports(text: &str) -> Cow<'_, str> {
+    split_reports(text).0
+}
+
+/// The text without the environment reports it carries, and the reports' lines apart
+/// (every line of a report, its symptoms too; empty when none was taken out).
+pub fn split_reports(text: &str) -> (Cow<'_, str>, String) {
     if !might_hold_report(text) {
-        return text.into();
+        return (text.into(), String::new());
     }
     let lines: Vec<&str> = text.lines().collect();
     let report = report_lines(&lines);
@@ -62,16 +68,21 @@ pub fn without_reports(text: &str) -> Cow<'_, str> {
         .zip(&report)
         .any(|(l, r)| *r == Line::Other && !l.trim().is_empty());
     if n < MIN_REPORT_LINES || !rest_holds_text {
-        return text.into();
+        return (text.into(), String::new());
     }
     let mut out = String::with_capacity(text.len());
+    let mut reports = String::new();
     for (l, r) in lines.iter().zip(&report) {
+        if *r != Line::Other {
+            reports.push_str(l);
+            reports.push('\n');
+        }
         if *r != Line::Report {
             out.push_str(l);
             out.push('\n');
         }
     }
-    out.into()
+    (out.into(), reports)
 }
 
 /// Cheap test first: most pastes carry no report.

@@ -415,14 +415,27 @@ fn loader_messages_in_english(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Normalises decoded text (see module doc).
 pub fn normalize(text: &str) -> String {
+    normalize_apart(text).0
+}
+
+/// Normalises decoded text, and apart from it the environment reports it carried
+/// ([`crate::env_report`]), normalised alike: the reports are no evidence for a cause, but
+/// they say which machine the paste came from.
+pub fn normalize_apart(text: &str) -> (String, String) {
     let text = strip_ansi(text);
     let text = ascii_typography(&text);
     let text = dedent(&text);
     let text = join_hard_wraps(&text);
     let text = unescape_json_lines(&text);
     let text = crate::unwrap::see_through(&text);
-    let text = crate::env_report::without_reports(&text);
-    let text = markdown_unescape(&text);
+    let (text, reports) = crate::env_report::split_reports(&text);
+    (finish(&text), finish(&reports))
+}
+
+/// The steps after the reports are set apart: Markdown escapes, loader messages, and the
+/// per-line clean-up.
+fn finish(text: &str) -> String {
+    let text = markdown_unescape(text);
     let text = loader_colon(&text);
     let text = loader_messages_in_english(&text);
     let mut out = String::with_capacity(text.len().min(MAX_INPUT));

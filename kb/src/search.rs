@@ -518,8 +518,13 @@ impl Kb {
         } else {
             normalize::cap_and_decode(input)
         };
-        let normalized = normalize::normalize(&decoded);
-        let signals = signals::extract(&normalized);
+        let (normalized, reports) = normalize::normalize_apart(&decoded);
+        let mut signals = signals::extract(&normalized);
+        // An environment report is no evidence for a cause, but it names the machine
+        // the paste came from (its driver, GPU and torch build).
+        if !reports.is_empty() {
+            signals.adopt_machine(signals::extract(&reports));
+        }
         let platform = crate::placement::paste_platform(&decoded);
         Query {
             normalized,
@@ -1873,6 +1878,23 @@ fn answer_then(kb: &Kb, a: &crate::model::Answer) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_pasted_report_names_the_machine_but_is_not_matched() {
+        let kb = crate::Kb::open().expect("embedded KB");
+        let paste = format!(
+            "RuntimeError: CUDA error: out of memory\n$ nvidia-smi\n{}\n$ python -m torch.utils.collect_env\n{}",
+            include_str!("../tests/env_reports/nvidia-smi-h200.txt"),
+            include_str!("../tests/env_reports/collect_env-h200.txt")
+        );
+        let q = kb.analyze(paste.as_bytes());
+        assert_eq!(q.normalized, "RuntimeError: CUDA error: out of memory\n");
+        assert_eq!(q.signals.driver_versions, ["580.159.04"]);
+        assert_eq!(q.signals.gpu_models, ["h200"]);
+        assert!(q.signals.torch_versions.iter().any(|v| v == "2.11.0+cu130"));
+        // nothing else of the report is evidence: no library names, no frameworks
+        assert!(q.signals.sonames.is_empty() && q.signals.frameworks.is_empty());
+    }
+
     #[test]
     fn the_byte_pair_filter_never_rejects_a_needle_the_text_holds() {
         let kb = crate::Kb::open().expect("embedded KB");

@@ -66,6 +66,23 @@ pub struct EnvSetting {
 }
 
 impl Signals {
+    /// Takes the facts that say which machine a paste came from (driver releases, GPU
+    /// models, torch builds) from `other` (an environment report's signals), and nothing
+    /// that is evidence for a cause.
+    pub fn adopt_machine(&mut self, other: Signals) {
+        for (mine, theirs) in [
+            (&mut self.driver_versions, other.driver_versions),
+            (&mut self.gpu_models, other.gpu_models),
+            (&mut self.torch_versions, other.torch_versions),
+        ] {
+            for v in theirs {
+                if !mine.contains(&v) {
+                    mine.push(v);
+                }
+            }
+        }
+    }
+
     /// Whether nothing was found.
     pub fn is_empty(&self) -> bool {
         *self == Signals::default()
