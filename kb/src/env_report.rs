@@ -6,7 +6,9 @@
 //! words pull the ranking towards whatever entry shares them. This module takes a report's
 //! lines out of the text that is matched when the rest of the paste still holds something,
 //! keeping the lines of a report that are themselves a symptom (`Is CUDA available: False`,
-//! a `+cpu` build, no driver or GPU collected). A paste that is only a report is kept whole.
+//! a `+cpu` build, no driver or GPU collected, `No MIG devices found`, `ERR!`, a process
+//! holding GPU memory). A paste that is only a report is kept whole. The report's lines are
+//! handed back apart ([`split_reports`]): they still say which machine the paste came from.
 
 use std::borrow::Cow;
 
@@ -180,12 +182,17 @@ fn report_lines(lines: &[&str]) -> Vec<Line> {
         }
     }
     // The command that printed a report goes with it (`$ nvidia-smi` says nothing more);
-    // backwards, so the command goes with the date line nvidia-smi prints first.
+    // backwards, so the command goes with the date line nvidia-smi prints first. One pass:
+    // a paste of blank lines costs no more than its length.
+    let mut next_is_report = false;
     for i in (0..lines.len()).rev() {
-        let next = (i + 1..lines.len()).find(|j| !lines[*j].trim().is_empty());
-        if next.is_some_and(|j| out[j] == Line::Report) && runs_a_report(lines[i]) {
+        if lines[i].trim().is_empty() {
+            continue;
+        }
+        if next_is_report && runs_a_report(lines[i]) {
             out[i] = Line::Report;
         }
+        next_is_report = out[i] == Line::Report;
     }
     // pip freeze lines count only in runs (one `x==1` line may be the error's own text)
     let is_freeze = |l: &str| is_freeze_line(l.trim());
@@ -455,6 +462,21 @@ OSError: libcudnn_ops.so.9: cannot open shared object file: No such file or dire
         // a notebook's rule before a traceback is no package table
         let jupyter = "---------------------------------------------------------------------------\nRuntimeError                              Traceback (most recent call last)\n";
         assert_eq!(without_reports(jupyter), jupyter);
+    }
+
+    #[test]
+    fn blank_lines_are_read_once() {
+        // every line is looked at a fixed number of times: 200,000 blank lines between a
+        // command and its report are no slower than 200,000 lines of text
+        let text = format!(
+            "a==b\n$ nvidia-smi\n{}{}\nRuntimeError: CUDA error: out of memory\n",
+            "\n".repeat(200_000),
+            "+-----------------+\n| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04 |\n+-----------------+"
+        );
+        let (rest, reports) = split_reports(&text);
+        let kept: Vec<&str> = rest.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(kept, ["a==b", "RuntimeError: CUDA error: out of memory"]);
+        assert!(reports.starts_with("$ nvidia-smi\n"));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! normalised and matched: per-line log prefixes (vLLM's `(VllmWorker rank=0 pid=12)`
 //! and `ERROR 05-12 10:11:12 [file.py:42]`, torchrun's `[rank0]:`, Python logging's
 //! `ERROR:root:`, compose's `svc-1  | `, `kubectl logs --prefix`'s `[pod/NAME/CONTAINER] `,
-//! a log line's leading date and level (`2025-06-01T10:00:00Z ERROR `, `2025-06-01 10:00:00,123 - app - ERROR - `,
-//! Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
+//! a log line's leading date and level (`2025-06-01T10:00:00Z ERROR `,
+//! `2025-06-01 10:00:00,123 - app - ERROR - `, Kubernetes' `… stderr F `), glog's `E0601 10:00:00.123456  42 file.cc:8] `, syslog's
 //! `Jun 01 10:00:00 host prog[12]: `, srun's `3: `, BuildKit's `#12 3.456 ` and a reply's
 //! `> ` quote marker), PowerShell's error record around a native command's output,
 //! Windows paths (`C:\…\torch\lib\x.dll` becomes `C:/…/torch/lib/x.dll`, so the file
