@@ -64,6 +64,9 @@ pub enum FactsFrom {
     FingerprintFile,
     /// A root filesystem (`--root`).
     Root,
+    /// An environment report in the paste (`collect_env`, `nvidia-smi`): used when no
+    /// machine's facts were, for the checks it shows the facts of.
+    PastedReport,
     /// No machine (`--no-detect`).
     None,
 }
@@ -71,7 +74,7 @@ pub enum FactsFrom {
 /// Whose machine facts search used, and whether it applied them.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct FactsUse {
-    /// `this_machine`, `capture`, `fingerprint_file`, `root` or `none`.
+    /// `this_machine`, `capture`, `fingerprint_file`, `root`, `pasted_report` or `none`.
     #[schemars(with = "String")]
     pub from: FactsFrom,
     /// The capture directory or fingerprint file.
@@ -97,9 +100,23 @@ impl FactsUse {
             contradicts: Vec::new(),
         }
     }
+    /// The facts of a report in the paste, used because no machine's were (`unused`: why).
+    fn pasted_report(report: &str, unused: &str) -> FactsUse {
+        FactsUse {
+            from: FactsFrom::PastedReport,
+            path: Some(report.to_string()),
+            applied: true,
+            reason: format!(
+                "it shows the driver release, the GPUs and the torch build; checks resting on anything else stay undecided; no machine's facts were used: {unused}"
+            ),
+            agrees: Vec::new(),
+            contradicts: Vec::new(),
+        }
+    }
     /// How the machine is named in sentences.
     fn describe(&self) -> String {
         match (self.from, &self.path) {
+            (FactsFrom::PastedReport, Some(p)) => p.clone(),
             (FactsFrom::Capture, Some(p)) => format!("the capture {p}"),
             (FactsFrom::FingerprintFile, Some(p)) => format!("the fingerprint {p}"),
             (FactsFrom::Root, Some(p)) => format!("the root filesystem {p}"),
@@ -148,7 +165,14 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     let evidence = kb.evidence(&q)?;
     let text_only = kb.rank_evidence(&q, &evidence, None, limit)?;
     steps.done("rank on text");
-    let (ranking, facts) = with_machine(&kb, &q, &evidence, limit, text_only, pending)?;
+    let (ranking, mut facts) = with_machine(&kb, &q, &evidence, limit, text_only, pending)?;
+    if let (false, Some(report)) = (facts.applied, &ranking.reported) {
+        let unused = match facts.from {
+            FactsFrom::None => "--no-detect".to_string(),
+            _ => facts.reason.clone(),
+        };
+        facts = FactsUse::pasted_report(report, &unused);
+    }
     steps.done("machine facts");
     if args.json {
         write_json(out, &q, &ranking, &facts)?;
@@ -355,9 +379,13 @@ fn write_machine_notes(
             writeln!(out, "     {} {}", p.w("2", "on:"), ev.join("; "))?;
             if let Some(env) = m.environment() {
                 let line = format!(
-                    "{}, {}{}",
+                    "{}{}{}",
                     env.process,
-                    env.view.describe(),
+                    match facts.from {
+                        // A report is no process view: what it shows is said once, below.
+                        FactsFrom::PastedReport => String::new(),
+                        _ => format!(", {}", env.view.describe()),
+                    },
                     if env.env.is_empty() {
                         String::new()
                     } else {
@@ -404,6 +432,14 @@ fn write_machine_notes(
     }
     match (facts.from, facts.applied) {
         (FactsFrom::None, _) => {}
+        (FactsFrom::PastedReport, _) => writeln!(
+            out,
+            "\n{}",
+            p.w(
+                "2",
+                &format!("(facts of {}: {})", facts.describe(), facts.reason)
+            )
+        )?,
         (_, true) => writeln!(
             out,
             "\n{}",

@@ -112,8 +112,8 @@ impl MachineFit {
     }
 
     /// How `id` fits this machine for finding `f`, best first: (unfit, generation).
-    /// Unfit: every fix the platform forbids, or a container entry for a finding off
-    /// containers on a machine that is not a container. Generation: 0 when the title
+    /// Unfit: every fix the platform forbids, a container entry for a finding off
+    /// containers on a machine that is not a container, or a Jetson entry off a Jetson. Generation: 0 when the title
     /// names a generation this machine has, 2 when it names only others, else 1.
     fn key(&self, kb: &Kb, id: &str, f: &Finding) -> (bool, u8) {
         let Ok(Some(e)) = kb.entry(id) else {
@@ -133,9 +133,11 @@ impl MachineFit {
         let title = e.title.to_lowercase();
         // A container entry fits a finding off containers only when the
         // finding is about the container layer itself.
-        let wrong_place = self.platform != Platform::Container
+        let wrong_place = (self.platform != Platform::Container
             && f.layer != Layer::ContainerWsl
-            && (title.contains("container") || title.contains("docker"));
+            && (title.contains("container") || title.contains("docker")))
+            // A Jetson entry fits only a Jetson.
+            || (self.platform != Platform::Jetson && title.contains("jetson"));
         let unfit = wrong_place
             || crate::placement::place(Some(self.platform), id, e.fixes).nothing_left_to_do;
         (unfit, generation)
@@ -156,6 +158,33 @@ impl MachineFit {
 }
 
 impl Kb {
+    /// Orders confirmed hits by how each fits the machine for the finding that confirms
+    /// it ([`MachineFit`]), keeping their order otherwise (a stable sort). Hits no finding
+    /// confirms keep their place relative to each other.
+    pub(crate) fn order_confirmed_by_fit(
+        &self,
+        facts: &crate::MachineFacts,
+        hits: &mut [crate::Hit],
+    ) {
+        if hits.len() < 2 {
+            return;
+        }
+        let fit = MachineFit::of(&View::new(facts.fingerprint()));
+        let findings = &facts.diagnosis.findings;
+        let key = |h: &crate::Hit| {
+            let check = h.machine.as_ref().and_then(|m| m.check());
+            match findings.iter().find(|f| Some(f.check.name()) == check) {
+                Some(f) => fit.key(self, &h.id, f),
+                None => (false, 1),
+            }
+        };
+        let keys: Vec<(bool, u8)> = hits.iter().map(key).collect();
+        let mut order: Vec<usize> = (0..hits.len()).collect();
+        order.sort_by_key(|i| keys[*i]);
+        let sorted: Vec<crate::Hit> = order.iter().map(|i| hits[*i].clone()).collect();
+        hits.clone_from_slice(&sorted);
+    }
+
     /// The entries linked to finding `f` (`f.kb_entries`) that a paste supports,
     /// ordered by fit for the machine of `fp`, then by the paste: `seen` holds the
     /// ids the paste's search returned, best first. The doctor's own order ranks

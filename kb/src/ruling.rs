@@ -349,7 +349,22 @@ pub struct MachineFacts {
     pub environment: Environment,
     basis: std::collections::HashMap<CheckId, Result<Vec<Evidence>, String>>,
     fp: Fingerprint,
+    reported: bool,
 }
+
+/// The checks a pasted environment report decides: those resting only on the GPU list, the
+/// driver release and the torch build, which `collect_env` and `nvidia-smi` show. A report
+/// shows no libraries, modules, environment variables, extensions or other frameworks, so
+/// every other check stays undecided on its facts.
+///
+/// Not whether a GPU is visible: a report pasted from the host lists GPUs that the failing
+/// container or VM may not have.
+pub const REPORT_DECIDES: &[CheckId] = &[
+    CheckId::DriverBranchDropsGpu,
+    CheckId::DriverOlderThanTorchCuda,
+    CheckId::TorchCpuOnly,
+    CheckId::TorchLacksGpuArch,
+];
 
 impl MachineFacts {
     /// Diagnoses `fp`, observed in the process described as `process`.
@@ -383,7 +398,46 @@ impl MachineFacts {
             environment: Environment::of(fp, process),
             basis,
             fp: fp.clone(),
+            reported: false,
         }
+    }
+
+    /// The facts of the machine a pasted report (`collect_env`, `nvidia-smi`) describes:
+    /// only [`REPORT_DECIDES`] is decided, and of it only the checks whose every basis the
+    /// report shows; every other check is undecided and its findings are dropped.
+    pub fn from_report(report: &gpukb_facts::reported::Reported) -> MachineFacts {
+        let fp = report.fingerprint();
+        let what = report.describe();
+        let mut diagnosis = gpukb_doctor::diagnose(&fp, &what);
+        // What this report shows: a check decides only when it shows every fact the
+        // check rests on (an nvidia-smi table shows no torch build).
+        let shown = |b: &Basis| match b {
+            Basis::Gpus => !report.gpus.is_empty() && fp.nvml.is_found(),
+            Basis::Driver => report.driver.is_some(),
+            Basis::Python => report.torch.is_some(),
+            _ => false,
+        };
+        let decides = |name: &str| {
+            REPORT_DECIDES
+                .iter()
+                .any(|c| c.name() == name && rests_on(*c).iter().all(shown))
+        };
+        diagnosis.findings.retain(|f| decides(f.check.name()));
+        for (name, outcome) in diagnosis.checks.iter_mut() {
+            if !decides(name) {
+                *outcome = CheckOutcome::Undecided(format!(
+                    "{what} does not show the facts {name} rests on"
+                ));
+            }
+        }
+        let mut facts = MachineFacts::with_diagnosis(&fp, diagnosis, &what);
+        facts.reported = true;
+        facts
+    }
+
+    /// Whether these facts are a pasted report's rather than an observed machine's.
+    pub fn reported(&self) -> bool {
+        self.reported
     }
 
     /// The fingerprint the facts come from.
@@ -442,6 +496,18 @@ impl MachineFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_decides_only_checks_resting_on_gpus_driver_and_torch() {
+        for c in REPORT_DECIDES {
+            for b in rests_on(*c) {
+                assert!(
+                    matches!(b, Basis::Gpus | Basis::Driver | Basis::Python),
+                    "{c} rests on {b:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_check_says_what_it_rests_on() {

@@ -39,6 +39,11 @@ pub struct Query {
     #[serde(skip)]
     #[schemars(skip)]
     pub platform: Option<crate::placement::Named>,
+    /// The machine an environment report in the paste describes (`collect_env`,
+    /// `nvidia-smi`): ranked with when no machine's facts are given.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub reported: Option<gpukb_facts::reported::Reported>,
 }
 
 /// What the machine says about a candidate.
@@ -478,6 +483,9 @@ pub struct Ranking {
     /// Facts the paste states that differ from the machine (the failing process is not
     /// the one gpukb observed): checks resting on them were not used.
     pub differs: Vec<Difference>,
+    /// When no machine's facts were given and the paste holds an environment report, the
+    /// report whose facts decided checks (`the pasted collect_env report`).
+    pub reported: Option<String>,
 }
 
 /// Checks of one candidate the facts could not decide: (check, why).
@@ -522,15 +530,20 @@ impl Kb {
         let mut signals = signals::extract(&normalized);
         // An environment report is no evidence for a cause, but it names the machine
         // the paste came from (its driver, GPU and torch build).
-        if !reports.is_empty() {
-            signals.adopt_machine(signals::extract(&reports));
-        }
+        let reported = match reports.is_empty() {
+            true => None,
+            false => {
+                signals.adopt_machine(signals::extract(&reports));
+                gpukb_facts::reported::read(&reports)
+            }
+        };
         let platform = crate::placement::paste_platform(&decoded);
         Query {
             normalized,
             signals,
             binary,
             platform,
+            reported,
         }
     }
 
@@ -620,6 +633,12 @@ impl Kb {
         if q.normalized.trim().is_empty() || limit == 0 || !names_failure {
             return Ok(Ranking::default());
         }
+        // With no machine given, a report in the paste is the failing machine's facts.
+        let of_report = match (facts, &q.reported) {
+            (None, Some(r)) => Some(MachineFacts::from_report(r)),
+            _ => None,
+        };
+        let facts = facts.or(of_report.as_ref());
         let differs = facts
             .map(|f| crate::agreement::compare(&q.signals, f.fingerprint()).differs)
             .unwrap_or_default();
@@ -641,10 +660,16 @@ impl Kb {
         let hits = self.to_hits(m, q, pool, w)?;
         let mut r = machine_rank(self, hits, supported, facts, limit, w);
         r.differs = differs;
+        r.reported = q
+            .reported
+            .as_ref()
+            .filter(|_| of_report.is_some())
+            .map(|r| r.describe());
+        // A report does not show the platform (container, WSL2, Jetson): only the text does.
         let (platform, basis) = match (q.platform, facts) {
             (Some(n), _) => (Some(n.platform), n.because),
-            (None, Some(f)) => (Some(f.platform()), "the machine's facts say so"),
-            (None, None) => (None, ""),
+            (None, Some(f)) if !f.reported() => (Some(f.platform()), "the machine's facts say so"),
+            (None, _) => (None, ""),
         };
         // The machine's values fill the KB's placeholders, unless the paste says the
         // failing process is not the machine observed.
@@ -1622,8 +1647,12 @@ fn machine_rank(
         undecided,
         ..
     } = s;
-    // A confirmed root cause before a confirmed symptom it explains (stable: text order
-    // otherwise).
+    // Entries one finding confirms, in the order that fits the machine (a Pascal GPU's
+    // entry before the Blackwell one); then a confirmed root cause before a confirmed
+    // symptom it explains (stable: text order otherwise).
+    if let Some(f) = facts {
+        kb.order_confirmed_by_fit(f, &mut first);
+    }
     first.sort_by_key(|h| !h.machine.as_ref().is_some_and(|m| m.root_cause));
     first.extend(rest);
     first.truncate(limit);
@@ -1641,6 +1670,7 @@ fn machine_rank(
         distinguish,
         undecided,
         differs: Vec::new(),
+        reported: None,
     }
 }
 

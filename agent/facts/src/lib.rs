@@ -24,6 +24,7 @@ pub mod machine;
 pub mod measured;
 pub mod plan;
 pub mod read;
+pub mod reported;
 mod schema_doc;
 pub mod select;
 pub mod target;

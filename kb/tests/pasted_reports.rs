@@ -1,0 +1,122 @@
+//! A pasted environment report is the failing machine's facts when no machine's facts are
+//! given: `collect_env` and `nvidia-smi` show its driver, GPUs and torch build, and the
+//! checks resting on those alone decide among the causes the text supports. The reports are
+//! the H200's verbatim ones (`env_reports/`), some with the GPU, driver or torch build
+//! replaced to make the machine of another user.
+
+use gpukb_kb::{Kb, Ranking, RuleOutcome};
+
+const COLLECT_ENV: &str = include_str!("env_reports/collect_env-h200.txt");
+const NVIDIA_SMI: &str = include_str!("env_reports/nvidia-smi-h200.txt");
+const NO_KERNEL_IMAGE: &str =
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device";
+
+/// The H200's collect_env with its GPU, driver and torch build replaced.
+fn collect_env(gpu: &str, driver: &str, torch: &str, cuda: &str) -> String {
+    let r = COLLECT_ENV
+        .replace("NVIDIA H200", gpu)
+        .replace("580.159.04", driver)
+        .replace("2.11.0+cu130", torch)
+        .replace(
+            "CUDA used to build PyTorch: 13.0",
+            &format!("CUDA used to build PyTorch: {cuda}"),
+        );
+    assert_ne!(r, COLLECT_ENV);
+    r
+}
+
+fn rank(kb: &Kb, paste: &str) -> Ranking {
+    kb.rank(&kb.analyze(paste.as_bytes()), None, 5).unwrap()
+}
+
+fn confirmed(r: &Ranking) -> bool {
+    r.results.first().is_some_and(|h| {
+        h.machine
+            .as_ref()
+            .is_some_and(|m| m.outcome() == RuleOutcome::Confirmed)
+    })
+}
+
+#[test]
+fn a_pascal_gpu_on_a_cu128_build_is_the_dropped_architecture() {
+    let kb = Kb::open().unwrap();
+    let report = collect_env(
+        "NVIDIA GeForce GTX 1080",
+        "570.133.07",
+        "2.8.0+cu128",
+        "12.8",
+    );
+    let r = rank(&kb, &format!("{NO_KERNEL_IMAGE}\n\n{report}"));
+    assert_eq!(r.reported.as_deref(), Some("the pasted collect_env report"));
+    assert_eq!(
+        r.results[0].category, "gpu_arch_dropped",
+        "{:?}",
+        r.results[0].id
+    );
+    assert!(confirmed(&r));
+    // Without the report the text alone cannot tell (the wheel's own entry comes first).
+    let bare = rank(&kb, NO_KERNEL_IMAGE);
+    assert!(bare.reported.is_none());
+    assert_ne!(bare.results[0].category, "gpu_arch_dropped");
+}
+
+#[test]
+fn a_gpu_the_build_covers_rules_the_wheel_out() {
+    let kb = Kb::open().unwrap();
+    let r = rank(&kb, &format!("{NO_KERNEL_IMAGE}\n\n{COLLECT_ENV}"));
+    assert!(
+        r.ruled_out
+            .iter()
+            .any(|h| h.id == "torch-wheel-missing-gpu-arch"),
+        "{:?}",
+        r.ruled_out.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
+    assert_ne!(r.results[0].category, "arch_mismatch_wheel");
+}
+
+#[test]
+fn an_nvidia_smi_table_shows_no_torch_build_and_decides_no_torch_check() {
+    let kb = Kb::open().unwrap();
+    let r = rank(&kb, &format!("{NVIDIA_SMI}\n{NO_KERNEL_IMAGE}"));
+    assert_eq!(r.reported.as_deref(), Some("the pasted nvidia-smi report"));
+    assert!(
+        r.ruled_out.is_empty(),
+        "{:?}",
+        r.ruled_out.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
+    let bare = rank(&kb, NO_KERNEL_IMAGE);
+    assert_eq!(r.results[0].id, bare.results[0].id);
+    assert!(r
+        .undecided
+        .iter()
+        .any(|(c, why)| c == "torch_lacks_gpu_arch" && why.contains("nvidia-smi")));
+}
+
+#[test]
+fn a_driver_older_than_the_torch_build_is_confirmed() {
+    let kb = Kb::open().unwrap();
+    let report = collect_env(
+        "NVIDIA GeForce RTX 3090",
+        "470.82.01",
+        "2.5.1+cu121",
+        "12.1",
+    );
+    let r = rank(
+        &kb,
+        &format!("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n\n{report}"),
+    );
+    assert_eq!(r.results[0].category, "driver_too_old");
+    assert!(confirmed(&r));
+}
+
+#[test]
+fn a_cpu_build_next_to_a_gpu_is_confirmed() {
+    let kb = Kb::open().unwrap();
+    let report = collect_env("NVIDIA GeForce RTX 4090", "550.54.14", "2.5.1+cpu", "None");
+    let r = rank(
+        &kb,
+        &format!("AssertionError: Torch not compiled with CUDA enabled\n\n{report}"),
+    );
+    assert_eq!(r.results[0].category, "cpu_only_wheel");
+    assert!(confirmed(&r));
+}
