@@ -120,3 +120,21 @@ fn a_cpu_build_next_to_a_gpu_is_confirmed() {
     assert_eq!(r.results[0].category, "cpu_only_wheel");
     assert!(confirmed(&r));
 }
+
+#[test]
+fn an_nvidia_smi_table_and_a_pip_freeze_together_show_gpu_and_build() {
+    let kb = Kb::open().unwrap();
+    let smi = NVIDIA_SMI.replace("NVIDIA H200         ", "NVIDIA GeForce GTX 1080");
+    assert_ne!(smi, NVIDIA_SMI);
+    let freeze = "numpy==2.1.0\ntorch==2.8.0+cu128\ntorchvision==0.23.0+cu128\ntriton==3.4.0\n";
+    let r = rank(
+        &kb,
+        &format!("$ nvidia-smi\n{smi}\n$ pip freeze\n{freeze}{NO_KERNEL_IMAGE}\n"),
+    );
+    assert_eq!(
+        r.reported.as_deref(),
+        Some("the pasted nvidia-smi and package list reports")
+    );
+    assert_eq!(r.results[0].category, "gpu_arch_dropped");
+    assert!(confirmed(&r));
+}

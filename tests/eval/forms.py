@@ -13,7 +13,9 @@ native command, a Python
 repr on a log line, tab indentation, the paste joined onto one line, a Markdown quote, torchrun's
 `[rank0]: `, journald's `Mon DD HH:MM:SS host unit[pid]: `, a Ray worker's `(Name pid=N) ` and
 `kubectl logs --prefix`'s `[pod/NAME/CONTAINER] `, and a real environment report beside the
-error (PyTorch's collect_env, nvidia-smi, nvcc --version, pip list).
+error (PyTorch's collect_env, nvidia-smi, nvcc --version, pip list), the first two also with the
+lines that name the machine left out (with them, the H200's reports are the facts of a healthy
+machine other than the paste's: see tests/eval/reports.py for reports that match the paste).
 
 Usage: tests/eval/forms.py FILE [GPUKB] [OUT]
 """
@@ -58,6 +60,17 @@ torch                    2.11.0+cu130
 triton                   3.6.0
 """
 
+FACT_LINES = ("GPU models and configuration:", "Nvidia driver version:", "PyTorch version:", "CUDA used to build PyTorch:")
+
+
+def without_facts(report: str) -> str:
+    """The report without the lines that say which machine it is."""
+    return "\n".join(
+        l for l in report.split("\n")
+        if not l.startswith(FACT_LINES) and "Driver Version:" not in l
+    )
+
+
 FORMS = {
     "as collected": lambda s: s,
     "CRLF line ends": lambda s: s.replace("\n", "\r\n"),
@@ -90,6 +103,11 @@ FORMS = {
     "kubectl --prefix": lambda s: "\n".join(f"[pod/trainer-0/main] {l}" for l in s.split("\n")),
     "collect_env after": lambda s: s + "\n\n$ python -m torch.utils.collect_env\n" + REPORTS["collect_env-h200.txt"],
     "nvidia-smi before": lambda s: "$ nvidia-smi\n" + REPORTS["nvidia-smi-h200.txt"] + "\n" + s,
+    # The same reports with the lines that name the machine (GPU, driver, torch build) left
+    # out: what the report's text alone does to the ranking. With them, the H200's reports are
+    # facts of a healthy machine other than the paste's and rule out causes it does not have.
+    "collect_env, no facts": lambda s: s + "\n\n$ python -m torch.utils.collect_env\n" + without_facts(REPORTS["collect_env-h200.txt"]),
+    "nvidia-smi, no facts": lambda s: "$ nvidia-smi\n" + without_facts(REPORTS["nvidia-smi-h200.txt"]) + "\n" + s,
     "nvcc --version before": lambda s: "$ nvcc --version\n" + REPORTS["nvcc-version-h200.txt"] + s,
     "pip list after": lambda s: s + "\n\n$ pip list\n" + PIP_LIST,
 }

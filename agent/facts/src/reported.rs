@@ -49,6 +49,7 @@ pub fn read(text: &str) -> Option<Reported> {
     let mut in_gpu_list = false;
     let mut cuda_build: Option<Option<CudaVersion>> = None;
     let mut torch_version: Option<String> = None;
+    let mut listed_torch: Option<(String, Option<CudaVersion>)> = None;
     for raw in text.lines() {
         let line = raw.trim();
         if let Some(v) = line.strip_prefix("GPU models and configuration:") {
@@ -100,15 +101,20 @@ pub fn read(text: &str) -> Option<Reported> {
             r.driver_cuda = after("CUDA Version:").and_then(|c| c.parse().ok());
         } else if let Some(g) = smi_gpu_row(line) {
             smi_listed.push(g);
+        } else if let Some(t) = package_line(line) {
+            r.note("package list");
+            listed_torch.get_or_insert(t);
         }
     }
     if r.tools.is_empty() {
         return None;
     }
-    r.torch = torch_version.and_then(|v| {
-        let cuda = cuda_build.or_else(|| cuda_of_local_version(&v))?;
-        Some((v, cuda))
-    });
+    r.torch = torch_version
+        .and_then(|v| {
+            let cuda = cuda_build.or_else(|| cuda_of_local_version(&v))?;
+            Some((v, cuda))
+        })
+        .or(listed_torch);
     let names = if listed.is_empty() {
         smi_listed
     } else {
@@ -136,7 +142,8 @@ impl Reported {
 
     /// The reports, in words (`collect_env and nvidia-smi`).
     pub fn describe(&self) -> String {
-        format!("the pasted {} report", self.tools.join(" and "))
+        let s = if self.tools.len() > 1 { "s" } else { "" };
+        format!("the pasted {} report{s}", self.tools.join(" and "))
     }
 
     /// The machine as a fingerprint: what the report shows as found, every other fact
@@ -335,6 +342,34 @@ fn smi_gpu_row(line: &str) -> Option<String> {
     (!name.ends_with("...")).then_some(name)
 }
 
+/// A torch line of `pip freeze` (`torch==2.8.0+cu128`), `pip list` (`torch  2.8.0+cu128`) or
+/// `conda list` (`pytorch  2.5.1  py3.11_cuda12.4_cudnn9.1.0_0  pytorch`) that names its
+/// build: a version without a local part (`torch==2.8.0`) does not say which CUDA it has.
+fn package_line(line: &str) -> Option<(String, Option<CudaVersion>)> {
+    if let Some(v) = line.strip_prefix("torch==") {
+        let v = v.trim();
+        return Some((v.to_string(), cuda_of_local_version(v)?));
+    }
+    let mut words = line.split_whitespace();
+    let (name, version) = (words.next()?, words.next()?);
+    Release::parse(version)?;
+    match name {
+        "torch" if words.next().is_none() => {
+            Some((version.to_string(), cuda_of_local_version(version)?))
+        }
+        "pytorch" => {
+            let build = words.next()?;
+            let cuda = match build.split('_').find_map(|p| p.strip_prefix("cuda")) {
+                Some(c) => Some(c.parse().ok()?),
+                None if build.starts_with("cpu") || build.contains("_cpu") => None,
+                None => return None,
+            };
+            Some((version.to_string(), cuda))
+        }
+        _ => None,
+    }
+}
+
 /// `2.8.0+cu128` → 12.8; `2.5.1+cpu` → a CPU build; no local part → not said.
 fn cuda_of_local_version(v: &str) -> Option<Option<CudaVersion>> {
     let local = v.split_once('+')?.1;
@@ -418,6 +453,31 @@ mod tests {
         assert_eq!(cuda_of_local_version("2.5.1+cpu"), Some(None));
         assert_eq!(cuda_of_local_version("2.5.1+rocm6.2"), None);
         assert_eq!(cuda_of_local_version("2.5.1"), None);
+    }
+
+    #[test]
+    fn package_lists_name_the_torch_build() {
+        let freeze = read("numpy==2.1.0\ntorch==2.8.0+cu128\ntriton==3.4.0\n").unwrap();
+        assert_eq!(
+            freeze.torch,
+            Some(("2.8.0+cu128".into(), Some(CudaVersion::new(12, 8))))
+        );
+        let list =
+            read("Package    Version\n---------- -----------\ntorch      2.5.1+cpu\n").unwrap();
+        assert_eq!(list.torch, Some(("2.5.1+cpu".into(), None)));
+        let conda = read(
+            "pytorch                   2.5.1           py3.11_cuda12.4_cudnn9.1.0_0    pytorch\n",
+        )
+        .unwrap();
+        assert_eq!(
+            conda.torch,
+            Some(("2.5.1".into(), Some(CudaVersion::new(12, 4))))
+        );
+        assert!(
+            read("torch==2.8.0\n").is_none(),
+            "no local part: the build is not named"
+        );
+        assert!(read("torch 2.8.0 is great\n").is_none());
     }
 
     #[test]
