@@ -369,7 +369,7 @@ pub const REPORT_DECIDES: &[CheckId] = &[
 impl MachineFacts {
     /// Diagnoses `fp`, observed in the process described as `process`.
     pub fn observe(fp: &Fingerprint, process: &str) -> MachineFacts {
-        let diagnosis = gpukb_doctor::diagnose(fp, process);
+        let diagnosis = gpukb_doctor::diagnose_verdicts(fp, process);
         MachineFacts::with_diagnosis(fp, diagnosis, process)
     }
 
@@ -408,7 +408,7 @@ impl MachineFacts {
     pub fn from_report(report: &gpukb_facts::reported::Reported) -> MachineFacts {
         let fp = report.fingerprint();
         let what = report.describe();
-        let mut diagnosis = gpukb_doctor::diagnose(&fp, &what);
+        let mut diagnosis = gpukb_doctor::diagnose_verdicts(&fp, &what);
         // What this report shows: a check decides only when it shows every fact the
         // check rests on (an nvidia-smi table shows no torch build).
         let shown = |b: &Basis| match b {

@@ -20,6 +20,9 @@ use crate::gpus;
 use crate::target::summarize;
 use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
 
+/// The most GPUs a report may list (each name is looked up in the GPU table).
+const MAX_GPUS: usize = 64;
+
 /// What a pasted report says of a machine; `None`/empty where it says nothing.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reported {
@@ -120,6 +123,10 @@ pub fn read(text: &str) -> Option<Reported> {
     } else {
         listed
     };
+    // No host has more GPUs than this; a longer list is not a report's.
+    if names.len() > MAX_GPUS {
+        return Some(r);
+    }
     let resolved: Option<Vec<(String, ComputeCapability)>> = names
         .iter()
         .map(|n| {
@@ -478,6 +485,18 @@ mod tests {
             "no local part: the build is not named"
         );
         assert!(read("torch 2.8.0 is great\n").is_none());
+    }
+
+    #[test]
+    fn a_list_longer_than_any_host_is_no_gpu_list() {
+        let mut t =
+            String::from("Nvidia driver version: 580.159.04\nGPU models and configuration:\n");
+        for i in 0..100_000 {
+            t.push_str(&format!("GPU {i}: NVIDIA H200\n"));
+        }
+        let r = read(&t).unwrap();
+        assert!(r.gpus.is_empty());
+        assert!(r.driver.is_some());
     }
 
     #[test]

@@ -339,6 +339,22 @@ pub fn diagnose_with_probe(
     probe: Option<&ProbeEvidence>,
     input: &str,
 ) -> Diagnosis {
+    diagnose_inner(fp, probe, input, true)
+}
+
+/// Like [`diagnose`] without working out each finding's fixes (`fixes` stays empty): for
+/// callers that ask only which checks hold, clear or stay undecided (`gpukb search`).
+/// Fixes read the planner's tables and the command-effect tables, most of a diagnosis' time.
+pub fn diagnose_verdicts(fp: &Fingerprint, input: &str) -> Diagnosis {
+    diagnose_inner(fp, None, input, false)
+}
+
+fn diagnose_inner(
+    fp: &Fingerprint,
+    probe: Option<&ProbeEvidence>,
+    input: &str,
+    with_fixes: bool,
+) -> Diagnosis {
     let view = View::with_probe(fp, probe);
     let mut findings = Vec::new();
     let mut checks = BTreeMap::new();
@@ -382,7 +398,7 @@ pub fn diagnose_with_probe(
         }
     }
     link_causes(&mut findings);
-    for f in &mut findings {
+    for f in findings.iter_mut().filter(|_| with_fixes) {
         fixes::compute(&view, f, checks::Check::of(f.check).map(|c| c.fix));
     }
     findings.sort_by(|a, b| {
