@@ -6,6 +6,9 @@
 //! A report shows no libraries, kernel modules, environment variables or CUDA extensions, so
 //! which checks such a fingerprint may decide is the caller's to say (`gpukb_kb::ruling`).
 //!
+//! A Jetson's GPU (a Tegra compute capability) leaves the GPU list and the driver unshown:
+//! on a Jetson they follow the L4T release, which a report does not show.
+//!
 //! The torch build's GPU code is not in a report: where PyTorch's build scripts set the arch
 //! list of the named build ([`crate::builds::torch_wheels`], Linux wheels), that list stands
 //! in for it and its source says so; otherwise it stays unobservable.
@@ -137,6 +140,13 @@ pub fn read(text: &str) -> Option<Reported> {
         })
         .collect();
     r.gpus = resolved.unwrap_or_default();
+    // A Jetson's GPU, driver and CUDA follow its L4T release, which a report does not show:
+    // judged as a desktop's they would mislead, so neither is taken.
+    if r.gpus.iter().any(|(_, cc)| compat::is_tegra(cc.pair())) {
+        r.gpus.clear();
+        r.driver = None;
+        r.driver_cuda = None;
+    }
     Some(r)
 }
 
@@ -497,6 +507,14 @@ mod tests {
         let r = read(&t).unwrap();
         assert!(r.gpus.is_empty());
         assert!(r.driver.is_some());
+    }
+
+    #[test]
+    fn a_jetson_report_shows_no_gpu_or_driver_to_judge() {
+        let t = "| NVIDIA-SMI 540.4.0          Driver Version: 540.4.0      CUDA Version: 12.6     |\n|   0  Orin (nvgpu)                  N/A  | N/A              N/A |                  N/A |\nPyTorch version: 2.5.0a0+872d972e41.nv24.08\nCUDA used to build PyTorch: 12.6\nGPU models and configuration: GPU 0: Orin (nvgpu)\nNvidia driver version: 540.4.0\n";
+        let r = read(t).unwrap();
+        assert!(r.gpus.is_empty() && r.driver.is_none() && r.driver_cuda.is_none());
+        assert_eq!(r.torch.map(|t| t.1), Some(Some(CudaVersion::new(12, 6))));
     }
 
     #[test]
