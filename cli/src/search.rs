@@ -169,7 +169,10 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     if let (false, Some(report)) = (facts.applied, &ranking.reported) {
         let unused = match facts.from {
             FactsFrom::None => "--no-detect".to_string(),
-            _ => facts.reason.clone(),
+            _ => facts
+                .reason
+                .trim_end_matches("; ranking on text")
+                .to_string(),
         };
         facts = FactsUse::pasted_report(report, &unused);
     }

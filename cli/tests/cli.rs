@@ -300,6 +300,47 @@ fn search_says_whose_machine_facts_it_used() {
 }
 
 #[test]
+fn search_takes_a_pasted_collect_env_as_the_failing_machines_facts() {
+    let report = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../kb/tests/env_reports/collect_env-h200.txt"),
+    )
+    .unwrap()
+    .replace("NVIDIA H200", "NVIDIA GeForce GTX 1080")
+    .replace("2.11.0+cu130", "2.8.0+cu128")
+    .replace(
+        "CUDA used to build PyTorch: 13.0",
+        "CUDA used to build PyTorch: 12.8",
+    );
+    let paste = format!(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n\n{report}"
+    );
+    let run = |json: bool| {
+        let mut c = gpukb();
+        c.args(["search", "--no-detect"]);
+        if json {
+            c.arg("--json");
+        }
+        c.arg(&paste).output().unwrap()
+    };
+    let out = run(true);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["facts"]["from"], "pasted_report");
+    assert_eq!(v["facts"]["path"], "the pasted collect_env report");
+    assert_eq!(
+        v["results"][0]["id"],
+        "pascal-volta-dropped-from-cu128-wheel"
+    );
+    assert_eq!(v["results"][0]["machine"]["outcome"], "confirmed");
+    let text = String::from_utf8_lossy(&run(false).stdout).into_owned();
+    assert!(
+        text.contains("(facts of the pasted collect_env report: it shows the driver release, the GPUs and the torch build; checks resting on anything else stay undecided; no machine's facts were used: --no-detect)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn search_reports_a_paste_that_contradicts_the_chosen_machine() {
     let fixture = fixture("healthy").join("h200-live-2026-12-01");
     let out = gpukb()
