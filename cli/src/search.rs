@@ -101,13 +101,13 @@ impl FactsUse {
         }
     }
     /// The facts of a report in the paste, used because no machine's were (`unused`: why).
-    fn pasted_report(report: &str, unused: &str) -> FactsUse {
+    fn pasted_report(report: &str, shows: &str, unused: &str) -> FactsUse {
         FactsUse {
             from: FactsFrom::PastedReport,
             path: Some(report.to_string()),
             applied: true,
             reason: format!(
-                "it shows the driver release, the GPUs and the torch build; checks resting on anything else stay undecided; no machine's facts were used: {unused}"
+                "it shows {shows}; checks resting on anything else stay undecided; no machine's facts were used: {unused}"
             ),
             agrees: Vec::new(),
             contradicts: Vec::new(),
@@ -166,7 +166,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
     let text_only = kb.rank_evidence(&q, &evidence, None, limit)?;
     steps.done("rank on text");
     let (ranking, mut facts) = with_machine(&kb, &q, &evidence, limit, text_only, pending)?;
-    if let (false, Some(report)) = (facts.applied, &ranking.reported) {
+    if let (false, Some((report, shows))) = (facts.applied, &ranking.reported) {
         let unused = match facts.from {
             FactsFrom::None => "--no-detect".to_string(),
             _ => facts
@@ -174,7 +174,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
                 .trim_end_matches("; ranking on text")
                 .to_string(),
         };
-        facts = FactsUse::pasted_report(report, &unused);
+        facts = FactsUse::pasted_report(report, shows, &unused);
     }
     steps.done("machine facts");
     if args.json {

@@ -217,12 +217,7 @@ fn observe(fp: &Fingerprint, b: Basis) -> Result<Evidence, String> {
             }),
         },
         Basis::Loads => Ok(loads_fact(fp)),
-        Basis::Python => Ok(Evidence::new(
-            format!("{} Python environment(s) read", fp.python.len()),
-            &Source::Derived {
-                from: "site-packages".into(),
-            },
-        )),
+        Basis::Python => Ok(python_fact(fp)),
         Basis::Files => Ok(Evidence::new(
             "files read",
             &Source::Derived {
@@ -230,6 +225,31 @@ fn observe(fp: &Fingerprint, b: Basis) -> Result<Evidence, String> {
             },
         )),
         Basis::Probe => Err("gpukb probe did not run".into()),
+    }
+}
+
+/// The Python environments read, naming the torch builds in them (from where each was read).
+fn python_fact(fp: &Fingerprint) -> Evidence {
+    let torches: Vec<&gpukb_facts::fingerprint::TorchInstall> =
+        fp.python.iter().filter_map(|p| p.torch.as_ref()).collect();
+    let n = fp.python.len();
+    match torches.first() {
+        None => Evidence::new(
+            format!("{n} Python environment(s) read, no torch in them"),
+            &Source::Derived {
+                from: "site-packages".into(),
+            },
+        ),
+        Some(t) => {
+            let builds: Vec<String> = torches
+                .iter()
+                .map(|t| format!("torch {}", t.version))
+                .collect();
+            Evidence::new(
+                format!("{n} Python environment(s) read: {}", builds.join(", ")),
+                &t.source,
+            )
+        }
     }
 }
 

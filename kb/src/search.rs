@@ -484,8 +484,9 @@ pub struct Ranking {
     /// the one gpukb observed): checks resting on them were not used.
     pub differs: Vec<Difference>,
     /// When no machine's facts were given and the paste holds an environment report, the
-    /// report whose facts decided checks (`the pasted collect_env report`).
-    pub reported: Option<String>,
+    /// report whose facts decided checks (`the pasted collect_env report`) and what it shows
+    /// (`the driver release, the GPUs and the torch build`).
+    pub reported: Option<(String, String)>,
 }
 
 /// Checks of one candidate the facts could not decide: (check, why).
@@ -664,7 +665,7 @@ impl Kb {
             .reported
             .as_ref()
             .filter(|_| of_report.is_some())
-            .map(|r| r.describe());
+            .map(|r| (r.describe(), r.shows()));
         // A report does not show the platform (container, WSL2, Jetson): only the text does.
         let (platform, basis) = match (q.platform, facts) {
             (Some(n), _) => (Some(n.platform), n.because),

@@ -47,7 +47,9 @@ fn a_pascal_gpu_on_a_cu128_build_is_the_dropped_architecture() {
         "12.8",
     );
     let r = rank(&kb, &format!("{NO_KERNEL_IMAGE}\n\n{report}"));
-    assert_eq!(r.reported.as_deref(), Some("the pasted collect_env report"));
+    let (report, shows) = r.reported.clone().unwrap();
+    assert_eq!(report, "the pasted collect_env report");
+    assert_eq!(shows, "the driver release, the GPUs and the torch build");
     assert_eq!(
         r.results[0].category, "gpu_arch_dropped",
         "{:?}",
@@ -78,7 +80,9 @@ fn a_gpu_the_build_covers_rules_the_wheel_out() {
 fn an_nvidia_smi_table_shows_no_torch_build_and_decides_no_torch_check() {
     let kb = Kb::open().unwrap();
     let r = rank(&kb, &format!("{NVIDIA_SMI}\n{NO_KERNEL_IMAGE}"));
-    assert_eq!(r.reported.as_deref(), Some("the pasted nvidia-smi report"));
+    let (report, shows) = r.reported.clone().unwrap();
+    assert_eq!(report, "the pasted nvidia-smi report");
+    assert_eq!(shows, "the driver release and the GPUs");
     assert!(
         r.ruled_out.is_empty(),
         "{:?}",
@@ -132,7 +136,7 @@ fn an_nvidia_smi_table_and_a_pip_freeze_together_show_gpu_and_build() {
         &format!("$ nvidia-smi\n{smi}\n$ pip freeze\n{freeze}{NO_KERNEL_IMAGE}\n"),
     );
     assert_eq!(
-        r.reported.as_deref(),
+        r.reported.as_ref().map(|r| r.0.as_str()),
         Some("the pasted nvidia-smi and package list reports")
     );
     assert_eq!(r.results[0].category, "gpu_arch_dropped");

@@ -157,6 +157,25 @@ impl Reported {
         }
     }
 
+    /// What the report shows of the machine, in words (`the driver release and the GPUs`).
+    pub fn shows(&self) -> String {
+        let mut parts = Vec::new();
+        if self.driver.is_some() {
+            parts.push("the driver release");
+        }
+        if !self.gpus.is_empty() {
+            parts.push("the GPUs");
+        }
+        if self.torch.is_some() {
+            parts.push("the torch build");
+        }
+        match parts.split_last() {
+            None => "nothing gpukb judges".into(),
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+
     /// The reports, in words (`collect_env and nvidia-smi`).
     pub fn describe(&self) -> String {
         let s = if self.tools.len() > 1 { "s" } else { "" };
