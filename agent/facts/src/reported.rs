@@ -413,7 +413,8 @@ fn cuda_of_local_version(v: &str) -> Option<Option<CudaVersion>> {
         return Some(None);
     }
     let digits = local.strip_prefix("cu")?;
-    if digits.len() < 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    // cu92 … cu130: two or three digits, the last one the minor release.
+    if !(2..=3).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let (major, minor) = digits.split_at(digits.len() - 1);
@@ -487,6 +488,11 @@ mod tests {
             Some(Some(CudaVersion::new(11, 7)))
         );
         assert_eq!(cuda_of_local_version("2.5.1+cpu"), Some(None));
+        assert_eq!(
+            cuda_of_local_version("1.4.0+cu92"),
+            Some(Some(CudaVersion::new(9, 2)))
+        );
+        assert_eq!(cuda_of_local_version("2.5.1+cu4294967295"), None);
         assert_eq!(cuda_of_local_version("2.5.1+rocm6.2"), None);
         assert_eq!(cuda_of_local_version("2.5.1"), None);
     }
