@@ -46,8 +46,8 @@ pub struct Reported {
     pub windows: bool,
 }
 
-/// Reads the report lines of `text`; `None` when it holds no `collect_env` or `nvidia-smi`
-/// line this module reads.
+/// Reads the report lines of `text`; `None` when it holds no `collect_env`, `nvidia-smi` or
+/// torch package line this module reads.
 pub fn read(text: &str) -> Option<Reported> {
     let mut r = Reported::default();
     let mut listed: Vec<String> = Vec::new();
@@ -319,6 +319,8 @@ impl Reported {
         }
         let release = Release::parse(version)?;
         let variant = version.split_once('+')?.1;
+        // Without collect_env's `OS:` line (an nvidia-smi table and a pip freeze) the machine is
+        // taken for x86-64 Linux: the build scripts' list of that wheel stands in, as its source says.
         let arch = self.cpu_arch.unwrap_or(Arch::X86_64);
         let w = torch_wheels().iter().find(|w| {
             w.release == release && w.variant == variant && w.arch == arch && w.cuda == cuda
