@@ -1260,6 +1260,14 @@ fn score(
                     score = score * w.same_framework + w.same_framework_add;
                     c.matched.push(format!("names {}", shared.join(", ")));
                 }
+            } else if pf.is_empty()
+                && q.signals.native_source.is_some()
+                && crate::model::frameworks_in(m.t.str(e.title)) == ["pytorch"]
+            {
+                // The error is reported from a program's own native source and the paste
+                // names no PyTorch code: a diagnosis of the PyTorch build (its title names
+                // PyTorch alone) is not about the code that failed.
+                score *= w.other_framework;
             }
         }
         if c.code_key.is_some() {

@@ -45,6 +45,11 @@ pub struct Signals {
     /// Environment settings the paste shows (`CUDA_VISIBLE_DEVICES=GPU-…`).
     #[serde(default)]
     pub env_settings: Vec<EnvSetting>,
+    /// The native source location an error is reported from (`convolutional_kernels.cu:138`,
+    /// `line 167 in file …/ops.cu`) when the paste names no PyTorch code: the failing code
+    /// is a program's or library's own, not the PyTorch build's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_source: Option<String>,
 }
 
 /// A library version the paste says a process loaded.
@@ -174,6 +179,19 @@ static LIB_PATH: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// A C, C++ or CUDA source file at a line, as CUDA error-check macros print it
+/// (`file.cu:138`, `file.cu(138)`, `file.cu 138`, `file: x.cu : f() : line: 138`,
+/// `at line 167 in file x.cu`).
+static NATIVE_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)[\w.\-]+\.(?:cu|cuh|cpp|cc|cxx|hpp)(?:\s*:\s*\d+|\(\d+\)|[ \t]+\d+\b|\s*[:,]?[^\n]{0,80}?\bline:?\s*\d+)",
+        r"|\bline \d+ (?:in|of) file \S+?\.(?:cu|cpp|cc)\b"
+    ))
+    .expect("static regex")
+});
+/// PyTorch's own sources (ATen, c10) in a path or a symbol.
+static TORCH_SOURCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\baten[/\\]|\bc10(?:[/\\]|::)").expect("static regex"));
 static ENV_SET: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?-u:\b)(CUDA_VISIBLE_DEVICES|NVIDIA_VISIBLE_DEVICES|LD_LIBRARY_PATH|LD_PRELOAD|CUDA_HOME)",
@@ -442,12 +460,60 @@ pub fn extract(text: &str) -> Signals {
         .into_iter()
         .map(String::from)
         .collect();
+    s.native_source = native_source(text, &s.frameworks);
     s
+}
+
+/// The native source location the paste's error is reported from, when the paste names no
+/// PyTorch code (its name, ATen or c10).
+fn native_source(text: &str, frameworks: &[String]) -> Option<String> {
+    if frameworks.iter().any(|f| f == "pytorch") || !(text.contains(".c") || text.contains(".C")) {
+        return None;
+    }
+    if TORCH_SOURCE.is_match(text) {
+        return None;
+    }
+    NATIVE_SOURCE.find(text).map(|m| m.as_str().to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_native_source_location_is_read_only_when_no_pytorch_code_is_named() {
+        for (text, loc) in [
+            (
+                "Error at src/kernels/convolution_kernels.cu:138 : no kernel image is available",
+                "convolution_kernels.cu:138",
+            ),
+            (
+                r"D:\build\ops\csrc\ops.cu(412): CUDA error: no kernel image",
+                "ops.cu(412)",
+            ),
+            (
+                "CUDA status Error: file: C:/x/src/blas_kernels.cu : cuda_f32() : line: 91",
+                "blas_kernels.cu : cuda_f32() : line: 91",
+            ),
+            (
+                "Error CUDA driver version is insufficient at line 167 in file /opt/src/ops.cu",
+                "line 167 in file /opt/src/ops.cu",
+            ),
+        ] {
+            assert_eq!(extract(text).native_source.as_deref(), Some(loc), "{text}");
+        }
+        for text in [
+            // PyTorch's own sources or its name anywhere in the paste
+            "RuntimeError: CUDA error at /pytorch/aten/src/ATen/native/cuda/Loss.cu:240",
+            "c10::Error at csrc/cuda/kernel.cu:10: no kernel image",
+            "torch 2.4.1: ops.cu:10: no kernel image is available",
+            // a source file without a line, or no source file
+            "compiling kernel.cu failed",
+            "CUDA error: no kernel image is available for execution on the device",
+        ] {
+            assert_eq!(extract(text).native_source, None, "{text}");
+        }
+    }
 
     #[test]
     fn a_cuda_error_name_without_its_prefix_is_read_after_cuda_error() {

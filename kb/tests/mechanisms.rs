@@ -236,6 +236,80 @@ fn a_bare_no_kernel_image_lists_a_newer_gpu_an_older_gpu_and_a_prebuilt_package(
 }
 
 #[test]
+fn a_driver_library_no_loader_can_load_is_a_missing_driver_in_every_form() {
+    let kb = Kb::open().unwrap();
+    let want: &[&str] = &["driver_not_installed"];
+    let mut cases: Vec<(String, &[&str])> = Vec::new();
+    // The versioned sonames, which the driver installs (an unversioned libcuda.so is the
+    // development link: its absence says less).
+    for lib in ["libcuda.so.1", "libnvidia-ml.so.1"] {
+        for form in [
+            // glibc's loader, through ctypes / an import
+            "OSError: {lib}: cannot open shared object file: No such file or directory",
+            // TensorFlow's dso_loader, with and without the dlerror
+            "W tensorflow/tsl/platform/default/dso_loader.cc:64] Could not load dynamic library '{lib}'; dlerror: {lib}: cannot open shared object file: No such file or directory",
+            "W external/local_tsl/tsl/platform/default/dso_loader.cc:64] Could not load dynamic library '{lib}'",
+            // libfabric, cuda-bindings, hand-written dlopen checks
+            "libfabric:812:1733::core:core:cuda_hmem_dl_init():512<warn> Failed to dlopen {lib}",
+            "RuntimeError: Failed to dlopen {lib}",
+            "error: unable to load {lib}",
+        ] {
+            cases.push((form.replace("{lib}", lib), want));
+        }
+    }
+    for form in [
+        "Could not load dynamic library 'nvcuda.dll'; dlerror: nvcuda.dll not found",
+        "RuntimeError: Failed to load nvcuda.dll",
+    ] {
+        cases.push((form.to_string(), want));
+    }
+    check(&kb, &cases);
+}
+
+/// CUDA error-check macros of native programs and libraries: the file and line they print.
+const NATIVE_CHECK_FORMS: &[&str] = &[
+    "CUDA error at {file}:{line} code=209(cudaErrorNoKernelImageForDevice) \"{call}\"",
+    "GPUassert: no kernel image is available for execution on the device {file} {line}",
+    "CUDA status Error: file: {file} : {call} : line: {line}\nCUDA Error: no kernel image is available for execution on the device",
+    "[{file}:{line}] (Error) CUDA Runtime error {call} no kernel image is available for execution on the device",
+    "Error no kernel image is available for execution on the device at line {line} in file {file}",
+];
+
+#[test]
+fn a_kernel_image_error_a_native_program_reports_from_its_own_source_is_not_the_torch_build() {
+    let kb = Kb::open().unwrap();
+    for form in NATIVE_CHECK_FORMS {
+        for file in [
+            "/home/u/proj/src/convolution_kernels.cu",
+            r"C:\build\app\kernels\reduce.cu",
+            "csrc/sparse/hash_table.cu",
+        ] {
+            let text = form
+                .replace("{file}", file)
+                .replace("{line}", "273")
+                .replace("{call}", "launch_kernel()");
+            let got = first_cause(&kb, &text);
+            assert_ne!(got.as_deref(), Some("arch_mismatch_wheel"), "{text}");
+            assert!(
+                top3_causes(&kb, &text)
+                    .iter()
+                    .any(|c| c == "build_arch_missing" || c == "arch_mismatch_prebuilt"),
+                "{text}"
+            );
+            // The same report inside a PyTorch traceback: the torch build is a candidate.
+            let torch =
+                format!("{text}\nFile \"site-packages/torch/nn/modules/conv.py\", line 456");
+            assert!(
+                top3_causes(&kb, &torch)
+                    .iter()
+                    .any(|c| c == "arch_mismatch_wheel"),
+                "{torch}"
+            );
+        }
+    }
+}
+
+#[test]
 fn kernels_a_driver_cannot_load_are_a_driver_older_than_their_toolkit() {
     let kb = Kb::open().unwrap();
     let older: &[&str] = &["driver_too_old"];
