@@ -142,3 +142,21 @@ fn an_nvidia_smi_table_and_a_pip_freeze_together_show_gpu_and_build() {
     assert_eq!(r.results[0].category, "gpu_arch_dropped");
     assert!(confirmed(&r));
 }
+
+#[test]
+fn a_windows_nvidia_smi_leaves_the_torch_check_undecided() {
+    // The same GTX 1080 machine on Windows: nvidia-smi prints the driver model (WDDM) where
+    // Linux prints persistence mode, and no arch list of a Windows build is recorded, so
+    // the Linux wheel's list does not decide it.
+    let kb = Kb::open().unwrap();
+    let smi = NVIDIA_SMI.replace(
+        "NVIDIA H200                    On ",
+        "NVIDIA GeForce GTX 1080      WDDM ",
+    );
+    assert_ne!(smi, NVIDIA_SMI);
+    let freeze = "torch==2.8.0+cu128\n";
+    let r = rank(&kb, &format!("{smi}\n{freeze}{NO_KERNEL_IMAGE}\n"));
+    assert!(r.reported.is_some());
+    assert!(!confirmed(&r), "{:?}", r.results[0].id);
+    assert!(r.undecided.iter().any(|(c, _)| c == "torch_lacks_gpu_arch"));
+}

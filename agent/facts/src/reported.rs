@@ -40,9 +40,11 @@ pub struct Reported {
     /// The GPUs listed, each with its compute capability from the GPU table; empty when
     /// none was listed or one of them is not in the table (a partial list decides nothing).
     pub gpus: Vec<(String, ComputeCapability)>,
-    /// The CPU architecture `collect_env`'s `OS:` line names (`x86_64`).
+    /// The CPU architecture `collect_env`'s `OS:` line names (`x86_64`), or, without it,
+    /// aarch64 for a GPU that comes only beside an Arm CPU (GH200, GB200, GB300, GB10).
     pub cpu_arch: Option<Arch>,
-    /// Whether the `OS:` line names Windows.
+    /// Whether the `OS:` line names Windows or nvidia-smi shows a Windows driver model
+    /// (WDDM, TCC).
     pub windows: bool,
 }
 
@@ -105,7 +107,9 @@ pub fn read(text: &str) -> Option<Reported> {
                 r.driver = Some(d);
             }
             r.driver_cuda = after("CUDA Version:").and_then(|c| c.parse().ok());
-        } else if let Some(g) = smi_gpu_row(line) {
+        } else if let Some((g, mode)) = smi_gpu_row(line) {
+            // WDDM and TCC are the driver models of Windows' driver; Linux prints On/Off.
+            r.windows |= matches!(mode, "WDDM" | "TCC");
             smi_listed.push(g);
         } else if let Some(t) = package_line(line) {
             r.note("package list");
@@ -140,6 +144,9 @@ pub fn read(text: &str) -> Option<Reported> {
         })
         .collect();
     r.gpus = resolved.unwrap_or_default();
+    if r.cpu_arch.is_none() && r.gpus.iter().any(|(n, _)| on_grace(n)) {
+        r.cpu_arch = Some(Arch::Aarch64);
+    }
     // A Jetson's GPU, driver and CUDA follow its L4T release, which a report does not show:
     // judged as a desktop's they would mislead, so neither is taken.
     if r.gpus.iter().any(|(_, cc)| compat::is_tegra(cc.pair())) {
@@ -148,6 +155,21 @@ pub fn read(text: &str) -> Option<Reported> {
         r.driver_cuda = None;
     }
     Some(r)
+}
+
+/// Whether a GPU comes only beside NVIDIA's Grace CPU (Arm Neoverse V2) or, in DGX Spark's
+/// GB10, an Arm CPU of the same package: GH200, GB200, GB300 and GB10 hosts run aarch64
+/// Linux, so their torch builds are the aarch64 (SBSA) wheels.
+/// Sources: <https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/>,
+/// <https://www.nvidia.com/en-us/data-center/gb200-nvl72/>,
+/// <https://www.nvidia.com/en-us/products/workstations/dgx-spark/>.
+fn on_grace(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["GH200", "GB200", "GB300", "GB10"].iter().any(|g| {
+        upper
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == *g)
+    }) || upper.contains("DGX SPARK")
 }
 
 impl Reported {
@@ -366,8 +388,10 @@ fn gpu_item(s: &str) -> Option<String> {
     (!name.is_empty() && name != "Could not collect").then(|| name.to_string())
 }
 
-/// An `nvidia-smi` table row: `|   0  NVIDIA GeForce RTX 4090      Off |   00000000:01:00.0 …`.
-fn smi_gpu_row(line: &str) -> Option<String> {
+/// An `nvidia-smi` table row: `|   0  NVIDIA GeForce RTX 4090      Off |   00000000:01:00.0 …`,
+/// as the GPU's name and the column after it (persistence mode on Linux, the driver model on
+/// Windows).
+fn smi_gpu_row(line: &str) -> Option<(String, &str)> {
     let first = line.strip_prefix('|')?.split('|').next()?;
     let mut words = first.split_whitespace();
     words.next()?.parse::<u32>().ok()?;
@@ -377,7 +401,7 @@ fn smi_gpu_row(line: &str) -> Option<String> {
         return None;
     }
     let name = name.join(" ");
-    (!name.ends_with("...")).then_some(name)
+    (!name.ends_with("...")).then_some((name, *mode))
 }
 
 /// A torch line of `pip freeze` (`torch==2.8.0+cu128`), `pip list` (`torch  2.8.0+cu128`) or
@@ -449,6 +473,46 @@ mod tests {
         assert_eq!(s.driver_cuda.map(|c| c.major), Some(13));
         assert_eq!(s.gpus.len(), 1, "{:?}", s.gpus);
         assert!(s.torch.is_none());
+    }
+
+    #[test]
+    fn nvidia_smi_shows_windows_by_its_driver_model_and_a_grace_host_by_its_gpu() {
+        // The H200's own table, its persistence column as Windows prints a driver model.
+        for model in ["WDDM", "TCC"] {
+            let t = H200_SMI.replace(
+                "NVIDIA H200                    On ",
+                &format!("NVIDIA H200                  {model} "),
+            );
+            let r = read(&format!("{t}\ntorch==2.8.0+cu128\n")).unwrap();
+            assert!(r.windows, "{model}");
+            let fp = r.fingerprint();
+            let kernels = &fp.python[0].torch.as_ref().unwrap().kernels;
+            assert!(
+                kernels.is_unknown(),
+                "{model}: a Windows build's list is not recorded"
+            );
+        }
+        let linux = read(&format!("{H200_SMI}\ntorch==2.8.0+cu128\n")).unwrap();
+        assert!(!linux.windows);
+        assert_eq!(linux.cpu_arch, None, "no OS line: not shown");
+        // The same table on a Grace Hopper host: an aarch64 machine, its wheels' arch list.
+        let gh = H200_SMI.replace(
+            "NVIDIA H200                    On ",
+            "NVIDIA GH200 480GB             On ",
+        );
+        let r = read(&format!("{gh}\ntorch==2.8.0+cu128\n")).unwrap();
+        assert_eq!(r.gpus.len(), 1, "{:?}", r.gpus);
+        assert_eq!(r.cpu_arch, Some(Arch::Aarch64));
+        let fp = r.fingerprint();
+        let kernels = &fp.python[0].torch.as_ref().unwrap().kernels;
+        assert!(
+            kernels.source().to_string().contains("aarch64"),
+            "{:?}",
+            kernels.source()
+        );
+        // collect_env's OS line wins over the inference.
+        let with_os = format!("OS: Ubuntu 24.04 LTS (x86_64)\n{gh}");
+        assert_eq!(read(&with_os).unwrap().cpu_arch, Some(Arch::X86_64));
     }
 
     #[test]
