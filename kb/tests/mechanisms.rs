@@ -78,6 +78,10 @@ fn a_cuda_library_the_loader_cannot_find_is_a_missing_library_in_every_form() {
                 format!("RuntimeError: Library {soname} is not found or cannot be loaded"),
                 // a Windows DLL lookup
                 format!("Could not locate {dllname}. Please make sure it is in your library path!"),
+                // a program's own loader message without the loader's reason (cuDNN, a
+                // hand-written dlopen check)
+                format!("Could not load library {soname}."),
+                format!("error: failed to dlopen {soname}"),
             ];
             // As of 2026-12 a CUDA 11 soname of a library whose soname is the CUDA major
             // (cuBLAS, cuBLASLt, NVRTC), reported by the loader, is first a build for that
