@@ -300,6 +300,31 @@ fn search_says_whose_machine_facts_it_used() {
 }
 
 #[test]
+fn search_json_names_the_native_source_an_error_is_reported_from() {
+    let out = gpukb()
+        .args(["search", "--no-detect", "--json"])
+        .arg("CUDA error at src/conv_kernels.cu:138 code=209(cudaErrorNoKernelImageForDevice) \"launch()\"")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["signals"]["native_source"], "conv_kernels.cu:138");
+    assert_ne!(v["results"][0]["category"], "arch_mismatch_wheel");
+    // Absent, not null, when the paste shows no such location.
+    let out = gpukb()
+        .args(["search", "--no-detect", "--json"])
+        .arg("RuntimeError: CUDA error: no kernel image is available for execution on the device")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["signals"].get("native_source").is_none(),
+        "{}",
+        v["signals"]
+    );
+}
+
+#[test]
 fn search_takes_a_pasted_collect_env_as_the_failing_machines_facts() {
     let report = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -467,7 +467,9 @@ pub fn extract(text: &str) -> Signals {
 /// The native source location the paste's error is reported from, when the paste names no
 /// PyTorch code (its name, ATen or c10).
 fn native_source(text: &str, frameworks: &[String]) -> Option<String> {
-    if frameworks.iter().any(|f| f == "pytorch") || !(text.contains(".c") || text.contains(".C")) {
+    // Every extension the location regex reads starts `.c` or `.h` (`.cu`, `.cpp`, `.hpp`).
+    let may_hold = [".c", ".C", ".h", ".H"].iter().any(|e| text.contains(e));
+    if frameworks.iter().any(|f| f == "pytorch") || !may_hold {
         return None;
     }
     if TORCH_SOURCE.is_match(text) {
@@ -498,6 +500,10 @@ mod tests {
             (
                 "Error CUDA driver version is insufficient at line 167 in file /opt/src/ops.cu",
                 "line 167 in file /opt/src/ops.cu",
+            ),
+            (
+                "[ ERROR: CUDA Runtime ] ./include/cutlass/cluster_launch.hpp:248: invalid argument",
+                "cluster_launch.hpp:248",
             ),
         ] {
             assert_eq!(extract(text).native_source.as_deref(), Some(loc), "{text}");
