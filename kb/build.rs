@@ -86,6 +86,41 @@ fn run() -> Result<(), BoxErr> {
         ),
     )?;
     write_step_effects(&kb, &out)?;
+    write_vocabulary(&kb, &out)?;
+    Ok(())
+}
+
+/// Writes `OUT_DIR/vocabulary.rs`: every word (a run of 4 to 40 ASCII letters, lowercased)
+/// of the entries' TOML and their examples, sorted, as one text and the offset of each word
+/// in it (no pointers, so nothing to relocate when the program starts).
+fn write_vocabulary(kb: &gpukb_kb_compile::Compiled, out: &std::path::Path) -> Result<(), BoxErr> {
+    let mut words = std::collections::BTreeSet::new();
+    let mut add = |text: &str| {
+        for w in text.split(|c: char| !c.is_ascii_alphabetic()) {
+            if (4..=40).contains(&w.len()) {
+                words.insert(w.to_ascii_lowercase());
+            }
+        }
+    };
+    for e in &kb.entries {
+        add(&e.toml);
+        for (_, text) in &e.examples {
+            add(text);
+        }
+    }
+    let mut text = String::new();
+    let mut at: Vec<u32> = Vec::with_capacity(words.len() + 1);
+    for w in &words {
+        at.push(u32::try_from(text.len())?);
+        text.push_str(w);
+    }
+    at.push(u32::try_from(text.len())?);
+    std::fs::write(
+        out.join("vocabulary.rs"),
+        format!(
+            "/// Every word of the embedded knowledge base, sorted, one after another.\npub(crate) static WORD_TEXT: &str = {text:?};\n/// Where each word of `WORD_TEXT` starts, and its end.\npub(crate) static WORD_AT: &[u32] = &{at:?};\n"
+        ),
+    )?;
     Ok(())
 }
 

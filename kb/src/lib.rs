@@ -26,6 +26,7 @@ pub mod search;
 pub mod signals;
 mod static_dir;
 pub mod unwrap;
+pub mod vocabulary;
 pub mod window;
 
 /// The entry schema and its checks, shared with `kb/build.rs` and `gpukb kb lint DIR`.

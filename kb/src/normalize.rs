@@ -198,9 +198,11 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
     }
     // One full-width line is a console's wrap only where the cut shows: inside a number
     // (`12.` / `8`, `1` / `23`), after a space (`Could ` / `not`) or before one (`host` /
-    // ` device`). Between two letters it does not show: in the corpus that break was a
-    // word's end (a filled paragraph, a product's own line, a command and its output) 22
-    // times in 26, so it is kept (a phrase still matches across it).
+    // ` device`), or inside a word the knowledge base is written in whose pieces are not
+    // both its words (`de` / `vice`, `compi` / `le`, `CUDA en` / `abled`). Between two
+    // words it does not show: in the corpus such a break was a word's end (a filled
+    // paragraph, a product's own line, a command and its output) 22 times in 26, so it is
+    // kept (a phrase still matches across it).
     let cut_shows = |line: &str, next: Option<&str>| {
         let Some(next) = next else { return false };
         // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a
@@ -222,6 +224,7 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         let one_space_indent =
             head == ' ' && rest.next().is_some_and(|c| !c.is_whitespace() && c != '|');
         (tail.is_ascii_digit() && head.is_ascii_digit())
+            || cuts_a_word(line, next)
             // a version goes on after its dot (`12.` / `8`)
             || (matches!(tail, '.' | '_' | '-' | '/')
                 && line.chars().rev().nth(1).is_some_and(|c| c.is_ascii_alphanumeric())
@@ -241,6 +244,26 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+/// Whether the break between `line` and `next` falls inside a word: the letters on both
+/// sides of it make a word of the knowledge base ([`crate::vocabulary`]), and the two
+/// pieces are not both its words (`driver` / `version` stays two words).
+fn cuts_a_word(line: &str, next: &str) -> bool {
+    let before = line.len()
+        - line
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .len();
+    let after = next.len()
+        - next
+            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .len();
+    if before == 0 || after == 0 {
+        return false;
+    }
+    let (head, tail) = (&line[line.len() - before..], &next[..after]);
+    let known = crate::vocabulary::knows;
+    known(&format!("{head}{tail}")) && !(known(head) && known(tail))
 }
 
 /// Markdown's backslash escapes (`libcudnn\_ops`, `\*\*kwargs`, `\[rank0\]`), left when a
@@ -820,6 +843,20 @@ mod copy_tests {
             join_hard_wraps(before_space),
             "Error: setting up CDI devices: failed to inject devices: failed to stat CDI host device \"/dev/dri/renderD129\": no such file or directory\n"
         );
+        // cut inside a word: the letters on both sides make a word of the knowledge base,
+        // the pieces are not both its words
+        let word = "Forge neo refuses to start with `AssertionError: Torch not compiled with CUDA en\nabled`\n";
+        assert_eq!(word.lines().next().unwrap().len(), 80);
+        assert_eq!(
+            join_hard_wraps(word),
+            "Forge neo refuses to start with `AssertionError: Torch not compiled with CUDA enabled`\n"
+        );
+        let symbol = "ImportError: /opt/conda/lib/python3.8/site-packages/awq_ext.cpython-38-x86_64-un\ndefined symbol: _ZN3c104cuda9SetDeviceEi\n";
+        assert!(join_hard_wraps(symbol).contains("undefined symbol"));
+        // two words of the knowledge base on either side stay two words
+        let words = "Failed to initialize the CUDA runtimes here: the installed NVIDIA display driver\nversion is older than the toolkit's\n";
+        assert_eq!(words.lines().next().unwrap().len(), 80);
+        assert_eq!(join_hard_wraps(words), words);
         let version = "UserWarning: NVIDIA H100 with CUDA capability sm_90 needs compute capability >= 9.\n0 or 8.9, or ROCm MI300+\n";
         assert!(join_hard_wraps(version).contains(">= 9.0 or 8.9"));
         // a command line followed by its output, lines of a log that start alike, and a
