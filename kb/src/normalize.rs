@@ -236,15 +236,61 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(text.len());
     for (i, body) in lines.iter().enumerate() {
         out.push_str(body);
+        let next = lines.get(i + 1).copied();
         let wrapped = len(body) == width
             && !table(body)
-            && (full >= 2 || cut_shows(body, lines.get(i + 1).copied()));
+            && (if full >= 2 {
+                !fill_break(body, next)
+            } else {
+                cut_shows(body, next)
+            });
         if !wrapped {
             out.push('\n');
         }
     }
     out.into()
 }
+
+/// Whether a full-width line's break is a fill's (a mail client's, a forum's): it breaks
+/// only where a space was, and consumes it, so it falls between two words, neither of them
+/// cut (`GiB` / `is`, `free.` / `Including`). A console keeps every character: its break
+/// shows a space at either side, or cuts a word, a number, a path or an identifier.
+fn fill_break(line: &str, next: Option<&str>) -> bool {
+    let Some(next) = next else { return false };
+    let (Some(tail), Some(head)) = (line.chars().last(), next.chars().next()) else {
+        return false;
+    };
+    if tail == ' ' || head == ' ' || !head.is_ascii_alphabetic() || cuts_a_word(line, next) {
+        return false;
+    }
+    let word = |w: &str| {
+        crate::vocabulary::knows(w) || SHORT_WORDS.contains(&w.to_ascii_lowercase().as_str())
+    };
+    let after = next.len()
+        - next
+            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .len();
+    let before = line.len()
+        - line
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .len();
+    let head_word = word(&next[..after]);
+    if before == 0 {
+        // sentence punctuation ends a word before the space a fill consumed
+        return matches!(tail, '.' | ',' | ';' | ':' | '!' | '?' | ')') && head_word;
+    }
+    // a short token of its own (`GiB`, `MiB`) is a word too
+    let start = line.len() - before;
+    let token = before <= 3 && line[..start].ends_with(' ');
+    (token || word(&line[start..])) && head_word
+}
+
+/// English words shorter than the vocabulary's shortest (`crate::vocabulary::MIN_LEN`)
+/// that a fill leaves at a line's edge.
+const SHORT_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "for", "has", "if", "in", "is",
+    "it", "its", "may", "no", "not", "of", "on", "or", "so", "the", "to", "was", "we", "you",
+];
 
 /// Whether the break between `line` and `next` falls inside a word: the letters on both
 /// sides of it make a word of the knowledge base ([`crate::vocabulary`]), and the two
@@ -609,11 +655,17 @@ fn push_strings(v: &serde_json::Value, out: &mut String) {
 }
 
 /// Whether a line names a Windows drive with a single backslash (`C:\Users`), which an
-/// escaped string would have written as `C:\\Users`.
+/// escaped string would have written as `C:\\Users`. The drive is one letter on its own: a
+/// label's last letter before an escaped line end (`UserWarning:\n`) is not one.
 fn names_drive_raw(line: &str) -> bool {
     let b = line.as_bytes();
-    b.windows(4)
-        .any(|w| w[0].is_ascii_alphabetic() && w[1] == b':' && w[2] == b'\\' && w[3] != b'\\')
+    (0..b.len().saturating_sub(3)).any(|i| {
+        b[i].is_ascii_alphabetic()
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+            && b[i + 1] == b':'
+            && b[i + 2] == b'\\'
+            && b[i + 3] != b'\\'
+    })
 }
 
 /// A string literal's escapes undone: `\n`, `\r\n`, `\t`, `\"`, `\'`, `\\` and `\uXXXX`.
@@ -817,6 +869,10 @@ mod copy_tests {
             .map(|c| c.iter().collect::<String>() + "\n")
             .collect();
         assert_eq!(join_hard_wraps(&wrapped).trim_end(), long);
+        // a fill that broke two lines at exactly the same width consumed a space there: its
+        // lines stay apart
+        let fill = "Of the allocated memory 52.33 GiB is allocated by PyTorch, and 22.81 GiB\nis reserved by PyTorch but unallocated. If reserved and unallocated size\nis large\n";
+        assert_eq!(join_hard_wraps(fill), fill);
         // nvidia-smi's table, a rule and a progress bar keep their lines.
         let table = "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2      |\n|-------------------------------+----------------------+----------------------+\n";
         assert_eq!(join_hard_wraps(table), table);
@@ -901,6 +957,10 @@ mod copy_tests {
         // a Windows path's single backslashes are not escapes
         let path = "OSError: [WinError 126] Error loading \"C:\\new\\nvidia\\nccl\\lib\\x.dll\"\n";
         assert_eq!(unescape_json_lines(path), path);
+        // a label's colon before an escaped line end is not a drive (`UserWarning:\n`)
+        let warning = "ERROR:worker:'/srv/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:283: UserWarning:\\n    Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\\n'\n";
+        let out = unescape_json_lines(warning);
+        assert!(out.contains("UserWarning:\n    Found GPU0"), "{out}");
     }
 
     #[test]

@@ -395,3 +395,43 @@ fn a_multi_line_warning_alone_keeps_its_informational_answer() {
         Some("newer-minor-capability-warning-benign")
     );
 }
+
+/// A console wraps a long line at its width wherever the column falls, inside a word too
+/// (`de` / `vice`): every example of every entry with a line longer than 80 characters,
+/// copied from an 80-column console, gets the same first answer as printed.
+#[test]
+fn a_console_s_cut_inside_a_word_does_not_change_the_answer() {
+    let kb = Kb::open().unwrap();
+    let wrap = |s: &str| -> String {
+        s.lines()
+            .flat_map(|l| {
+                let c: Vec<char> = l.chars().collect();
+                if c.is_empty() {
+                    return vec![String::new()];
+                }
+                c.chunks(80).map(|p| p.iter().collect()).collect()
+            })
+            .map(|l: String| l + "\n")
+            .collect()
+    };
+    let (mut n, mut wrong) = (0, Vec::new());
+    for e in kb.list(None).unwrap() {
+        for (name, text) in kb.examples(&e.id).unwrap() {
+            if !text.lines().any(|l| l.chars().count() > 80) {
+                continue;
+            }
+            n += 1;
+            let (before, after) = (top(&kb, &text), top(&kb, &wrap(&text)));
+            if after != before {
+                wrong.push(format!("{}/{name}: {before:?} became {after:?}", e.id));
+            }
+        }
+    }
+    assert!(n > 300, "ran {n} examples");
+    assert!(
+        wrong.len() * 100 <= n,
+        "{} of {n} (at most 1% may change; 21 did before a cut inside a word was joined):\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
