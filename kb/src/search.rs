@@ -1372,12 +1372,9 @@ fn lines_without_matches_of<'t>(
         } else {
             pattern.to_string()
         };
-        // the matcher's regexes report whether, not where: this one reports spans
-        let Ok(re) = regex::bytes::RegexBuilder::new(&source)
-            .case_insensitive(true)
-            .unicode(false)
-            .build()
-        else {
+        // the matcher's regexes report whether, not where: this one reports spans, and
+        // reads the signature as the matcher does (a space also matches a line break)
+        let Ok(re) = gpukb_kb_compile::model::compile_signature_regex(&source) else {
             continue;
         };
         spans.extend(re.find_iter(text.as_bytes()).map(|f| (f.start(), f.end())));

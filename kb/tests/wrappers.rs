@@ -435,3 +435,21 @@ fn a_console_s_cut_inside_a_word_does_not_change_the_answer() {
         wrong.join("\n")
     );
 }
+
+/// A noise line broken where a fill consumed a space is still only noise: the lines its
+/// signature spans are taken out before the rest is read for an error, as the signature
+/// matches them (a space also matches a line break).
+#[test]
+fn a_noise_line_broken_by_a_fill_is_still_noise() {
+    let kb = Kb::open().unwrap();
+    for text in [
+        "2024-05-10 11:33:15.185131: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT\nWarning: Could not find TensorRT\n",
+        "2024-05-10 11:33:15.185131: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning:\nCould not find TensorRT\n",
+    ] {
+        assert_eq!(
+            top(&kb, text).as_deref(),
+            Some("tensorflow-startup-log-noise"),
+            "{text}"
+        );
+    }
+}
