@@ -592,7 +592,12 @@ fn segments(line: &str, max: usize) -> Vec<&str> {
 /// Windows path's single backslashes (`C:\new\nvidia`) are not escapes: a line that names a
 /// drive that way is left alone.
 fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("\\n") && !text.contains("\\\"") && !text.contains("\\u") {
+    let record = |l: &str| {
+        let t = l.trim();
+        t.starts_with('{') && t.ends_with('}') && t.contains("\":")
+    };
+    let escapes = text.contains("\\n") || text.contains("\\\"") || text.contains("\\u");
+    if !escapes && !text.lines().any(record) {
         return text.into();
     }
     let mut out = String::with_capacity(text.len());
@@ -603,6 +608,11 @@ fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
                 push_strings(&record, &mut out);
                 continue;
             }
+        }
+        // without an escape anywhere, only whole records are read
+        if !escapes {
+            out.push_str(line);
+            continue;
         }
         let fragment = t.starts_with('{') || t.starts_with('"') || t.contains("\":");
         let escaped_lines = line.matches("\\n").count() >= 2 && !names_drive_raw(line);
@@ -957,6 +967,9 @@ mod copy_tests {
         // a Windows path's single backslashes are not escapes
         let path = "OSError: [WinError 126] Error loading \"C:\\new\\nvidia\\nccl\\lib\\x.dll\"\n";
         assert_eq!(unescape_json_lines(path), path);
+        // a record without an escape is read too (its message, not its keys)
+        let plain = "{\"level\": \"error\", \"msg\": \"no kernel image is available\"}\n";
+        assert_eq!(unescape_json_lines(plain), "no kernel image is available\n");
         // a label's colon before an escaped line end is not a drive (`UserWarning:\n`)
         let warning = "ERROR:worker:'/srv/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:283: UserWarning:\\n    Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\\n'\n";
         let out = unescape_json_lines(warning);
