@@ -617,12 +617,35 @@ fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
         let fragment = t.starts_with('{') || t.starts_with('"') || t.contains("\":");
         let escaped_lines = line.matches("\\n").count() >= 2 && !names_drive_raw(line);
         if fragment || escaped_lines {
-            out.push_str(&undo_escapes(line));
+            out.push_str(&undo_escapes(&unquote_repr(line)));
         } else {
             out.push_str(line);
         }
     }
     out.into()
+}
+
+/// A Python `repr` on a log line without its quotes (`ERROR: 'Traceback ...\nKilled'`
+/// becomes `ERROR: Traceback ...\nKilled`): the closing quote is not the last line's text.
+fn unquote_repr(line: &str) -> std::borrow::Cow<'_, str> {
+    let body = line.trim_end();
+    let Some(q) = body.chars().last().filter(|c| matches!(c, '\'' | '"')) else {
+        return line.into();
+    };
+    let Some(open) = body.find(q).filter(|&i| i + 1 < body.len()) else {
+        return line.into();
+    };
+    // the opening quote starts the value: at the line's start or after a separator
+    if open > 0 && !body[..open].ends_with([' ', ':', '=']) {
+        return line.into();
+    }
+    format!(
+        "{}{}{}",
+        &body[..open],
+        &body[open + 1..body.len() - 1],
+        &line[body.len()..]
+    )
+    .into()
 }
 
 /// Every string in a JSON value, depth first, each ending a line; a number or a boolean
@@ -967,6 +990,12 @@ mod copy_tests {
         // a Windows path's single backslashes are not escapes
         let path = "OSError: [WinError 126] Error loading \"C:\\new\\nvidia\\nccl\\lib\\x.dll\"\n";
         assert_eq!(unescape_json_lines(path), path);
+        // a repr's quotes are not its text: its last line ends as printed
+        let killed = "ERROR: 'Building the TensorRT Engine\\n\\nKilled'\n";
+        assert_eq!(
+            unescape_json_lines(killed),
+            "ERROR: Building the TensorRT Engine\n\nKilled\n"
+        );
         // a record without an escape is read too (its message, not its keys)
         let plain = "{\"level\": \"error\", \"msg\": \"no kernel image is available\"}\n";
         assert_eq!(unescape_json_lines(plain), "no kernel image is available\n");

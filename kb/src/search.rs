@@ -1301,10 +1301,13 @@ fn score(
 /// and the GPU works (TensorFlow's start-up lines, a capability warning).
 const INFORMATIONAL: &str = "benign_warning";
 
-/// A line that only opens or closes a warning (Python's `file.py:283: UserWarning:` header
-/// and its `warnings.warn(` source line): the message is on the lines it introduces.
+/// A line that only opens or closes a warning (Python's `file.py:283: UserWarning:` header,
+/// also behind a logger's level, and its `warnings.warn(` source line): the message is on
+/// the lines it introduces.
 static WARNING_HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"(?i)^\s*(?:\S+:\d+:\s*)?\w*warning:\s*$|^\s*warnings\.warn\(")
+    regex::Regex::new(
+        r"(?i)^\s*(?:(?:error|warning|info|debug|critical):\s*)?(?:\S+:\d+:\s*)?\w*warning:\s*$|^\s*warnings\.warn\(",
+    )
         .expect("a valid regex")
 });
 
