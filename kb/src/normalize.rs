@@ -208,6 +208,9 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a
         // command line is followed by its output, and a line that opens with a label
         // (`bash:`, `error:`) starts anew.
+        if cuts_a_word(line, next) {
+            return true;
+        }
         if line.chars().take(4).eq(next.chars().take(4))
             || line.starts_with(['$', '#', '>'])
             || line.starts_with("PS ")
@@ -233,6 +236,17 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
             || (tail != ' ' && one_space_indent)
     };
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    // One cut inside a word or a number shows the whole paste came from a console: its
+    // other full-width lines are joined too, where a word on each side would read as a
+    // fill's break (`tool` / `chain`)
+    let console = full >= 2
+        && lines.windows(2).any(|w| {
+            len(w[0]) == width
+                && !table(w[0])
+                && (cuts_a_word(w[0], w[1])
+                    || (w[0].ends_with(|c: char| c.is_ascii_digit())
+                        && w[1].starts_with(|c: char| c.is_ascii_digit())))
+        });
     let mut out = String::with_capacity(text.len());
     for (i, body) in lines.iter().enumerate() {
         out.push_str(body);
@@ -240,7 +254,7 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         let wrapped = len(body) == width
             && !table(body)
             && (if full >= 2 {
-                !fill_break(body, next)
+                console || !fill_break(body, next)
             } else {
                 cut_shows(body, next)
             });
@@ -308,7 +322,9 @@ fn cuts_a_word(line: &str, next: &str) -> bool {
         return false;
     }
     let (head, tail) = (&line[line.len() - before..], &next[..after]);
-    let known = crate::vocabulary::knows;
+    let known = |w: &str| {
+        crate::vocabulary::knows(w) || SHORT_WORDS.contains(&w.to_ascii_lowercase().as_str())
+    };
     known(&format!("{head}{tail}")) && !(known(head) && known(tail))
 }
 
@@ -942,6 +958,16 @@ mod copy_tests {
         );
         let symbol = "ImportError: /opt/conda/lib/python3.8/site-packages/awq_ext.cpython-38-x86_64-un\ndefined symbol: _ZN3c104cuda9SetDeviceEi\n";
         assert!(join_hard_wraps(symbol).contains("undefined symbol"));
+        // a cut inside a word goes before a next line that looks like a label (`ismatch:`)
+        let label = "nvidia-container-cli: initialization error: nvml error: driver/library version m\nismatch: unknown.\n";
+        assert!(join_hard_wraps(label).contains("version mismatch: unknown."));
+        // one cut inside a word (`impl` / `ementation`) shows a console's wrap: a break
+        // between two words elsewhere (`tool` / `chain`) is then its too
+        let console = "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported tool\nchain. It is not known to the drivers of this machine; see the notes on the impl\nementation of the runtime\n";
+        assert_eq!(
+            join_hard_wraps(console),
+            "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain. It is not known to the drivers of this machine; see the notes on the implementation of the runtime\n"
+        );
         // two words of the knowledge base on either side stay two words
         let words = "Failed to initialize the CUDA runtimes here: the installed NVIDIA display driver\nversion is older than the toolkit's\n";
         assert_eq!(words.lines().next().unwrap().len(), 80);
