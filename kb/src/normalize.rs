@@ -621,6 +621,13 @@ fn unescape_json_lines(text: &str) -> std::borrow::Cow<'_, str> {
         let t = line.trim();
         if t.starts_with('{') && t.ends_with('}') {
             if let Ok(record) = serde_json::from_str::<serde_json::Value>(t) {
+                // a record of several fields whose text holds no escape keeps its layout:
+                // its fields (`"msg":"Failed to initialize NVML","error":"ERROR_…"`) are
+                // read together; one message field is read as the message
+                if !escapes && message_fields(&record) != 1 {
+                    out.push_str(line);
+                    continue;
+                }
                 push_strings(&record, &mut out);
                 continue;
             }
@@ -664,6 +671,31 @@ fn unquote_repr(line: &str) -> std::borrow::Cow<'_, str> {
     .into()
 }
 
+/// How many fields of a record are not its own metadata (time, level, logger…).
+fn message_fields(record: &serde_json::Value) -> usize {
+    record.as_object().map_or(0, |o| {
+        o.keys()
+            .filter(|k| !RECORD_META.contains(&k.as_str()))
+            .count()
+    })
+}
+
+/// A log record's own fields: where and when it was logged, not what it says.
+const RECORD_META: &[&str] = &[
+    "time",
+    "timestamp",
+    "ts",
+    "@timestamp",
+    "stream",
+    "level",
+    "severity",
+    "logger",
+    "caller",
+    "thread",
+    "host",
+    "hostname",
+];
+
 /// Every string in a JSON value, depth first, each ending a line; a number or a boolean
 /// keeps its key (`exit_code: 804`), which is all that says what it is. A log record's
 /// own fields (its time, stream, level, logger, host) are left out.
@@ -675,22 +707,7 @@ fn push_strings(v: &serde_json::Value, out: &mut String) {
         }
         serde_json::Value::Array(a) => a.iter().for_each(|v| push_strings(v, out)),
         serde_json::Value::Object(o) => {
-            // where and when a record was logged, not what it says
-            const META: &[&str] = &[
-                "time",
-                "timestamp",
-                "ts",
-                "@timestamp",
-                "stream",
-                "level",
-                "severity",
-                "logger",
-                "caller",
-                "thread",
-                "host",
-                "hostname",
-            ];
-            for (k, v) in o.iter().filter(|(k, _)| !META.contains(&k.as_str())) {
+            for (k, v) in o.iter().filter(|(k, _)| !RECORD_META.contains(&k.as_str())) {
                 match v {
                     serde_json::Value::Number(_) | serde_json::Value::Bool(_) => {
                         out.push_str(&format!("{k}: {v}\n"));

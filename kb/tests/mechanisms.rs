@@ -662,3 +662,30 @@ fn a_missing_kernel_on_a_gpu_the_paste_names_follows_the_gpus_age() {
         }
     }
 }
+
+/// ONNX Runtime reports a kernel that has no image for the GPU in its own words (a node's
+/// `Non-zero status code returned while running … node`, from Python, C++ or the Rust `ort`
+/// binding's log target): the code that failed is ONNX Runtime's build, not a torch wheel.
+#[test]
+fn a_kernel_image_error_onnx_runtime_reports_in_its_own_words_is_not_the_torch_build() {
+    let kb = Kb::open().unwrap();
+    let status = "Non-zero status code returned while running {op} node. Name:'{op}_12' Status Message: CUDA error cudaErrorNoKernelImageForDevice:no kernel image is available for execution on the device";
+    for form in [
+        "{status}",
+        "2026-03-02T09:14:55.201Z ERROR ort::logging: {status}",
+        "terminate called after throwing an instance of 'Ort::Exception'\n  what():  {status}",
+        "2025-11-20 10:01:12.448 [E:onnxruntime:, sequential_executor.cc:516 ExecuteKernel] {status}",
+    ] {
+        for op in ["Conv", "Gemm", "Clip"] {
+            let text = form.replace("{status}", &status.replace("{op}", op));
+            let got = first_cause(&kb, &text);
+            assert_ne!(got.as_deref(), Some("arch_mismatch_wheel"), "{text}");
+            assert!(
+                top3_causes(&kb, &text)
+                    .iter()
+                    .any(|c| c == "arch_mismatch_prebuilt"),
+                "{text}"
+            );
+        }
+    }
+}

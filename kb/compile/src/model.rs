@@ -41,7 +41,17 @@ pub const FRAMEWORKS: &[(&str, &[&str])] = &[
     ("ollama", &["ollama"]),
     ("llama.cpp", &["llama.cpp", "ggml", "llama-server"]),
     ("tensorrt", &["tensorrt", "libnvinfer"]),
-    ("onnxruntime", &["onnxruntime"]),
+    (
+        "onnxruntime",
+        // its own messages name it too: a node's failure, its execution providers, the Rust
+        // binding's log target
+        &[
+            "onnxruntime",
+            "non-zero status code returned while running",
+            "executionprovider",
+            "ort::",
+        ],
+    ),
     ("docker", &["docker", "nvidia-container"]),
     ("kubernetes", &["kubernetes", "kubelet", "k8s"]),
     ("wsl", &["wsl"]),
