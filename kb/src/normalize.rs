@@ -277,26 +277,35 @@ fn fill_break(line: &str, next: Option<&str>) -> bool {
     if tail == ' ' || head == ' ' || !head.is_ascii_alphabetic() || cuts_a_word(line, next) {
         return false;
     }
-    let word = |w: &str| {
-        crate::vocabulary::knows(w) || SHORT_WORDS.contains(&w.to_ascii_lowercase().as_str())
-    };
-    let after = next.len()
-        - next
-            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-            .len();
-    let before = line.len()
-        - line
-            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
-            .len();
-    let head_word = word(&next[..after]);
-    if before == 0 {
+    let (last, first) = (letters_before_break(line), letters_after_break(next));
+    let head_word = is_word(first);
+    if last.is_empty() {
         // sentence punctuation ends a word before the space a fill consumed
         return matches!(tail, '.' | ',' | ';' | ':' | '!' | '?' | ')') && head_word;
     }
     // a short token of its own (`GiB`, `MiB`) is a word too
-    let start = line.len() - before;
-    let token = before <= 3 && line[..start].ends_with(' ');
-    (token || word(&line[start..])) && head_word
+    let token = last.len() <= 3 && line[..line.len() - last.len()].ends_with(' ');
+    (token || is_word(last)) && head_word
+}
+
+/// The run of ASCII letters a line ends with (empty when it ends otherwise).
+fn letters_before_break(line: &str) -> &str {
+    &line[line
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .len()..]
+}
+
+/// The run of ASCII letters a line starts with (empty when it starts otherwise).
+fn letters_after_break(next: &str) -> &str {
+    &next[..next.len()
+        - next
+            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .len()]
+}
+
+/// A word of the knowledge base, or a short English word.
+fn is_word(w: &str) -> bool {
+    crate::vocabulary::knows(w) || SHORT_WORDS.contains(&w.to_ascii_lowercase().as_str())
 }
 
 /// English words shorter than the vocabulary's shortest (`crate::vocabulary::MIN_LEN`)
@@ -310,22 +319,11 @@ const SHORT_WORDS: &[&str] = &[
 /// sides of it make a word of the knowledge base ([`crate::vocabulary`]), and the two
 /// pieces are not both its words (`driver` / `version` stays two words).
 fn cuts_a_word(line: &str, next: &str) -> bool {
-    let before = line.len()
-        - line
-            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
-            .len();
-    let after = next.len()
-        - next
-            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-            .len();
-    if before == 0 || after == 0 {
+    let (head, tail) = (letters_before_break(line), letters_after_break(next));
+    if head.is_empty() || tail.is_empty() {
         return false;
     }
-    let (head, tail) = (&line[line.len() - before..], &next[..after]);
-    let known = |w: &str| {
-        crate::vocabulary::knows(w) || SHORT_WORDS.contains(&w.to_ascii_lowercase().as_str())
-    };
-    known(&format!("{head}{tail}")) && !(known(head) && known(tail))
+    is_word(&format!("{head}{tail}")) && !(is_word(head) && is_word(tail))
 }
 
 /// Markdown's backslash escapes (`libcudnn\_ops`, `\*\*kwargs`, `\[rank0\]`), left when a

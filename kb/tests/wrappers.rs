@@ -173,6 +173,20 @@ fn log_line_prefixes_do_not_change_the_answer() {
     assert_first_answers_kept(&kb, &forms);
 }
 
+/// A console 80 columns wide: every line cut every 80 characters, wherever they fall.
+fn console_80(s: &str) -> String {
+    s.lines()
+        .flat_map(|l| {
+            let c: Vec<char> = l.chars().collect();
+            if c.is_empty() {
+                return vec![String::new()];
+            }
+            c.chunks(80).map(|p| p.iter().collect()).collect()
+        })
+        .map(|l: String| l + "\n")
+        .collect()
+}
+
 /// What copying a paste through a web page, a chat client, an editor or a CJK input method
 /// does to the text a program printed.
 const COPY_DAMAGE: &[(&str, Wrap)] = &[
@@ -204,18 +218,7 @@ const COPY_DAMAGE: &[(&str, Wrap)] = &[
     ("a reply's quote markers", |s| {
         s.lines().map(|l| format!("> {l}\n")).collect()
     }),
-    ("a console's hard wrap at 80 columns", |s| {
-        s.lines()
-            .flat_map(|l| {
-                let c: Vec<char> = l.chars().collect();
-                if c.is_empty() {
-                    return vec![String::new()];
-                }
-                c.chunks(80).map(|p| p.iter().collect()).collect()
-            })
-            .map(|l: String| l + "\n")
-            .collect()
-    }),
+    ("a console's hard wrap at 80 columns", console_80),
     ("a mail client's fill at 72 columns", |s| {
         let mut out = String::new();
         for line in s.lines() {
@@ -402,18 +405,6 @@ fn a_multi_line_warning_alone_keeps_its_informational_answer() {
 #[test]
 fn a_console_s_cut_inside_a_word_does_not_change_the_answer() {
     let kb = Kb::open().unwrap();
-    let wrap = |s: &str| -> String {
-        s.lines()
-            .flat_map(|l| {
-                let c: Vec<char> = l.chars().collect();
-                if c.is_empty() {
-                    return vec![String::new()];
-                }
-                c.chunks(80).map(|p| p.iter().collect()).collect()
-            })
-            .map(|l: String| l + "\n")
-            .collect()
-    };
     let (mut n, mut wrong) = (0, Vec::new());
     for e in kb.list(None).unwrap() {
         for (name, text) in kb.examples(&e.id).unwrap() {
@@ -421,7 +412,7 @@ fn a_console_s_cut_inside_a_word_does_not_change_the_answer() {
                 continue;
             }
             n += 1;
-            let (before, after) = (top(&kb, &text), top(&kb, &wrap(&text)));
+            let (before, after) = (top(&kb, &text), top(&kb, &console_80(&text)));
             if after != before {
                 wrong.push(format!("{}/{name}: {before:?} became {after:?}", e.id));
             }
