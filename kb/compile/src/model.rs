@@ -49,7 +49,10 @@ pub const FRAMEWORKS: &[(&str, &[&str])] = &[
             "onnxruntime",
             "non-zero status code returned while running",
             "executionprovider",
-            "ort::",
+            // the Rust binding's log targets (`ort::` alone is the end of `transport::`)
+            "ort::logging",
+            "ort::session",
+            "ort::execution_providers",
         ],
     ),
     ("docker", &["docker", "nvidia-container"]),
