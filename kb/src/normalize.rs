@@ -205,12 +205,13 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
     // kept (a phrase still matches across it).
     let cut_shows = |line: &str, next: Option<&str>| {
         let Some(next) = next else { return false };
-        // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a
-        // command line is followed by its output, and a line that opens with a label
-        // (`bash:`, `error:`) starts anew.
+        // A cut inside a word shows whatever follows (`version m` / `ismatch:`).
         if cuts_a_word(line, next) {
             return true;
         }
+        // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a
+        // command line is followed by its output, and a line that opens with a label
+        // (`bash:`, `error:`) starts anew.
         if line.chars().take(4).eq(next.chars().take(4))
             || line.starts_with(['$', '#', '>'])
             || line.starts_with("PS ")
@@ -227,7 +228,6 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         let one_space_indent =
             head == ' ' && rest.next().is_some_and(|c| !c.is_whitespace() && c != '|');
         (tail.is_ascii_digit() && head.is_ascii_digit())
-            || cuts_a_word(line, next)
             // a version goes on after its dot (`12.` / `8`)
             || (matches!(tail, '.' | '_' | '-' | '/')
                 && line.chars().rev().nth(1).is_some_and(|c| c.is_ascii_alphanumeric())
