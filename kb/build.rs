@@ -92,7 +92,7 @@ fn run() -> Result<(), BoxErr> {
 
 /// Writes `OUT_DIR/vocabulary.rs`: every word (a run of 4 to 40 ASCII letters, lowercased)
 /// of the entries' TOML and their examples, sorted, as one text and the offset of each word
-/// in it (no pointers, so nothing to relocate when the program starts).
+/// in it (offsets, not one pointer per word for the loader to relocate at start-up).
 fn write_vocabulary(kb: &gpukb_kb_compile::Compiled, out: &std::path::Path) -> Result<(), BoxErr> {
     let mut words = std::collections::BTreeSet::new();
     let mut add = |text: &str| {
