@@ -1846,21 +1846,32 @@ fn distinguish(kb: &Kb, results: &[Hit]) -> Option<Distinguish> {
         .take(2)
         .find(|h| h.category != top.category)?;
     let between = vec![top.id.clone(), other.id.clone()];
-    for h in [top, other] {
-        if let Some(c) = h.confirm.iter().find(|c| !c.answers.is_empty()) {
-            return Some(Distinguish {
-                between,
-                command: c.command.clone(),
-                answers: c
-                    .answers
-                    .iter()
-                    .map(|a| DistinguishAnswer {
-                        if_: a.if_.clone(),
-                        then: answer_then(kb, a),
-                    })
-                    .collect(),
-            });
-        }
+    // A command whose answers rule out one of the two decides between them; one whose
+    // answers only speak of other entries is the fallback.
+    let decides = |c: &&crate::model::Confirm| {
+        c.answers.iter().any(|a| {
+            a.rules_out
+                .iter()
+                .any(|id| *id == top.id || *id == other.id)
+        })
+    };
+    let confirms = || [top, other].into_iter().flat_map(|h| h.confirm.iter());
+    let chosen = confirms()
+        .find(decides)
+        .or_else(|| confirms().find(|c| !c.answers.is_empty()));
+    if let Some(c) = chosen {
+        return Some(Distinguish {
+            between,
+            command: c.command.clone(),
+            answers: c
+                .answers
+                .iter()
+                .map(|a| DistinguishAnswer {
+                    if_: a.if_.clone(),
+                    then: answer_then(kb, a),
+                })
+                .collect(),
+        });
     }
     let answers: Vec<DistinguishAnswer> = [top, other]
         .iter()

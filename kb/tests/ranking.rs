@@ -190,3 +190,65 @@ fn a_distinguishing_command_tells_the_two_causes_apart() {
         assert_ne!(d.answers[0].if_, d.answers[1].if_, "{d:?}");
     }
 }
+
+/// The bare kernel-image error has several causes (a build older than the GPU, a build that
+/// dropped it, an extension built without it): the command offered answers which, each
+/// outcome ruling out one of the two causes it names.
+#[test]
+fn a_kernel_image_error_s_command_decides_between_the_causes_it_names() {
+    let kb = Kb::open().unwrap();
+    let q = kb.analyze(
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    );
+    let r = kb.rank(&q, None, 5).unwrap();
+    let d = r.distinguish.expect("a distinguishing command");
+    assert!(d.command.contains("get_device_capability"), "{d:?}");
+    for id in &d.between {
+        assert!(
+            d.answers
+                .iter()
+                .any(|a| a.then.contains(&format!("[{id}]"))),
+            "no answer rules out {id}: {d:?}"
+        );
+    }
+}
+
+/// Wherever one of the two entries has a command whose answers rule out one of them, that
+/// command is the one offered, not one whose answers speak only of other entries: over the
+/// first example of every entry.
+#[test]
+fn the_command_offered_is_one_that_decides_when_there_is_one() {
+    let kb = Kb::open().unwrap();
+    let mut checked = 0;
+    for e in kb.list(None).unwrap() {
+        let Some((_, text)) = kb.examples(&e.id).unwrap().into_iter().next() else {
+            continue;
+        };
+        let r = kb.rank(&kb.analyze(text.as_bytes()), None, 5).unwrap();
+        let Some(d) = &r.distinguish else { continue };
+        let pair: Vec<_> = r
+            .results
+            .iter()
+            .filter(|h| d.between.contains(&h.id))
+            .collect();
+        let decides = pair.iter().flat_map(|h| &h.confirm).any(|c| {
+            c.answers
+                .iter()
+                .any(|a| a.rules_out.iter().any(|id| d.between.contains(id)))
+        });
+        if !decides {
+            continue;
+        }
+        checked += 1;
+        assert!(
+            d.between.iter().any(|id| d
+                .answers
+                .iter()
+                .any(|a| a.then.contains(&format!("[{id}]")))),
+            "{}: the command offered rules out neither of {:?}: {d:?}",
+            e.id,
+            d.between
+        );
+    }
+    assert!(checked >= 5, "checked {checked}");
+}
