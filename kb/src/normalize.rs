@@ -462,29 +462,199 @@ const WINDOWS_MESSAGES: [(&str, &str); 25] = [
     ),
 ];
 
-/// glibc's loader and GCC's messages as their Simplified Chinese translations print them
-/// under a zh_CN locale (the full-width colon after them is already ASCII here), and the
-/// English text the signatures are written against; the longer forms come first.
-const GNU_MESSAGES_ZH: [(&str, &str); 7] = [
+/// glibc's loader messages (`error while loading shared libraries`, `cannot open shared object
+/// file`, `symbol lookup error`, the ELF class and header errors, strerror's ENOENT) as glibc's
+/// own translations print them under a zh_CN, zh_TW, ja, ko, ru, de, fr, es, it or pt_BR locale
+/// (every UTF-8 msgstr of those msgids in glibc's `po/*.po` since 2007, glibc.git mirror
+/// bminor/glibc 04e750e7; zh_CN's `加载共享库时出错` is Ubuntu's language pack's, seen in pastes),
+/// GCC's Chinese `fatal error` and `compilation terminated`, and the English text the
+/// signatures are written against. A full-width colon is already ASCII here. Longer forms
+/// come first.
+const GNU_MESSAGES: [(&str, &str); 80] = [
     // GCC's full-width colon has no space after it; the English one has
     ("致命错误:", "fatal error: "),
     (":没有那个文件或目录", ": No such file or directory"),
     ("加载共享库时出错", "error while loading shared libraries"),
+    ("载入共享库时出错", "error while loading shared libraries"),
+    ("装入共享库时出错", "error while loading shared libraries"),
     ("无法打开共享对象文件", "cannot open shared object file"),
+    ("无法打开共享目标文件", "cannot open shared object file"),
     ("没有那个文件或目录", "No such file or directory"),
+    ("符号查找错误", "symbol lookup error"),
+    ("符号查询错误", "symbol lookup error"),
+    ("错误的 ELF 类", "wrong ELF class"),
+    ("ELF 类不对", "wrong ELF class"),
+    ("错误 ELF 类", "wrong ELF class"),
+    ("无效的 ELF 头", "invalid ELF header"),
     ("致命错误", "fatal error"),
     ("编译中断", "compilation terminated"),
+    (
+        "正在載入共用函式庫時發生錯誤",
+        "error while loading shared libraries",
+    ),
+    (
+        "載入共用函式庫時發生錯誤",
+        "error while loading shared libraries",
+    ),
+    ("無法開啟共用目的檔", "cannot open shared object file"),
+    ("無法開啟共用物件", "cannot open shared object file"),
+    ("沒有此一檔案或目錄", "No such file or directory"),
+    ("符號查找錯誤", "symbol lookup error"),
+    ("錯誤 ELF 類別", "wrong ELF class"),
+    ("無效的 ELF 標頭", "invalid ELF header"),
+    (
+        "共有ライブラリのロード中にエラーが発生しました",
+        "error while loading shared libraries",
+    ),
+    (
+        "共有オブジェクトファイルを開けません",
+        "cannot open shared object file",
+    ),
+    (
+        "そのようなファイルやディレクトリはありません",
+        "No such file or directory",
+    ),
+    ("シンボル検索エラーです", "symbol lookup error"),
+    ("間違った ELF クラスです", "wrong ELF class"),
+    ("無効な ELF ヘッダーです", "invalid ELF header"),
+    ("無効な ELF ヘッダです", "invalid ELF header"),
+    (
+        "동적 라이브러리를 읽어들이는데 오류가 발생했습니다",
+        "error while loading shared libraries",
+    ),
+    (
+        "동적 라이브러리를 읽어들이는 데 오류가 발생했습니다",
+        "error while loading shared libraries",
+    ),
+    (
+        "동적 오브젝트 파일을 열 수 없습니다",
+        "cannot open shared object file",
+    ),
+    (
+        "그런 파일이나 디렉터리가 없습니다",
+        "No such file or directory",
+    ),
+    (
+        "그런 파일이나 디렉토리가 없습니다",
+        "No such file or directory",
+    ),
+    ("심볼 찾기 오류", "symbol lookup error"),
+    ("ELF 클래스가 틀렸습니다", "wrong ELF class"),
+    ("ELF 헤더가 잘못됨", "invalid ELF header"),
+    ("잘못된 ELF 헤더", "invalid ELF header"),
+    (
+        "ошибка при загрузке разделяемых библиотек",
+        "error while loading shared libraries",
+    ),
+    (
+        "невозможно открыть разделяемый объектный файл",
+        "cannot open shared object file",
+    ),
+    ("Нет такого файла или каталога", "No such file or directory"),
+    ("ошибка поиска символа", "symbol lookup error"),
+    ("неправильный класс ELF", "wrong ELF class"),
+    ("неверный заголовок ELF", "invalid ELF header"),
+    (
+        "Fehler beim Laden der Shared Libraries",
+        "error while loading shared libraries",
+    ),
+    (
+        "Kann die Shared-Object-Datei nicht öffnen",
+        "cannot open shared object file",
+    ),
+    (
+        "Datei oder Verzeichnis nicht gefunden",
+        "No such file or directory",
+    ),
+    (
+        "Fehler beim Nachschlagen des Symbols",
+        "symbol lookup error",
+    ),
+    ("falsche ELF-Klasse", "wrong ELF class"),
+    ("Ungültiger ELF-Header", "invalid ELF header"),
+    (
+        "erreur lors du chargement des librairies partagées",
+        "error while loading shared libraries",
+    ),
+    (
+        "Ne peut ouvrir le fichier d'objet partagé",
+        "cannot open shared object file",
+    ),
+    (
+        "Aucun fichier ou dossier de ce nom",
+        "No such file or directory",
+    ),
+    (
+        "Aucun fichier ou dossier de ce type",
+        "No such file or directory",
+    ),
+    ("erreur de recherche de symbole", "symbol lookup error"),
+    ("mauvaise classe ELF :", "wrong ELF class:"),
+    ("en-tête ELF invalide", "invalid ELF header"),
+    (
+        "error al cargar las bibliotecas compartidas",
+        "error while loading shared libraries",
+    ),
+    (
+        "no se puede abrir el fichero del objeto compartido",
+        "cannot open shared object file",
+    ),
+    (
+        "No existe el fichero o el directorio",
+        "No such file or directory",
+    ),
+    (
+        "No existe el archivo o el directorio",
+        "No such file or directory",
+    ),
+    ("error de búsqueda de símbolo", "symbol lookup error"),
+    ("clase ELF errónea", "wrong ELF class"),
+    ("cabecera ELF inválida", "invalid ELF header"),
+    (
+        "errore durante il caricamento delle librerie condivise",
+        "error while loading shared libraries",
+    ),
+    (
+        "impossibile aprire il file oggetto condiviso",
+        "cannot open shared object file",
+    ),
+    (
+        "File o directory non esistente",
+        "No such file or directory",
+    ),
+    ("File o directory inesistente", "No such file or directory"),
+    ("errore nella ricerca del simbolo", "symbol lookup error"),
+    ("classe ELF errata", "wrong ELF class"),
+    ("intestazione ELF non valida", "invalid ELF header"),
+    (
+        "erro ao carregar bibliotecas compartilhadas",
+        "error while loading shared libraries",
+    ),
+    (
+        "não é possível abrir arquivo compartilhado",
+        "cannot open shared object file",
+    ),
+    (
+        "Arquivo ou diretório inexistente",
+        "No such file or directory",
+    ),
+    (
+        "Arquivo ou diretório não encontrado",
+        "No such file or directory",
+    ),
+    ("erro de procura por símbolo", "symbol lookup error"),
+    ("classe ELF errada", "wrong ELF class"),
+    ("cabeçalho de ELF inválido", "invalid ELF header"),
 ];
 
 /// Writes Windows' loader messages of another display language ([`WINDOWS_MESSAGES`]) and
-/// glibc's and GCC's Chinese ones ([`GNU_MESSAGES_ZH`]) in English; the ideographic full
+/// glibc's and GCC's of another locale ([`GNU_MESSAGES`]) in English; the ideographic full
 /// stop after one becomes a period.
 fn loader_messages_in_english(text: &str) -> std::borrow::Cow<'_, str> {
-    // German and Italian are ASCII; an ASCII paste cannot hold the other languages.
+    // Some German, Italian and Spanish texts are ASCII; an ASCII paste cannot hold the others.
     let ascii = text.is_ascii();
     let mut out: std::borrow::Cow<str> = text.into();
-    let gnu: &[(&str, &str)] = if ascii { &[] } else { &GNU_MESSAGES_ZH };
-    for (local, english) in WINDOWS_MESSAGES.iter().chain(gnu) {
+    for (local, english) in WINDOWS_MESSAGES.iter().chain(&GNU_MESSAGES) {
         if (!ascii || local.is_ascii()) && out.contains(local) {
             let with_stop = format!("{local}\u{3002}");
             let replaced = out
@@ -1140,6 +1310,45 @@ mod loader_message_tests {
             "./app: 加载共享库时出错: libcudart.so.12: 无法打开共享对象文件: 没有那个文件或目录",
         );
         assert!(n.contains("error while loading shared libraries: libcudart.so.12: cannot open shared object file: No such file or directory"), "{n}");
+        // glibc's own translations in other locales (po/*.po), old and new wordings
+        for (paste, english) in [
+            (
+                "python3: Fehler beim Nachschlagen des Symbols: /opt/x/libtorch_cuda.so: undefined symbol: cudaGetDriverEntryPointByVersion",
+                "python3: symbol lookup error: /opt/x/libtorch_cuda.so",
+            ),
+            (
+                "./main: 载入共享库时出错: libcublas.so.12: 无法打开共享目标文件: 没有那个文件或目录",
+                "./main: error while loading shared libraries: libcublas.so.12: cannot open shared object file: No such file or directory",
+            ),
+            (
+                "OSError: libcudnn_ops_infer.so.8: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht gefunden",
+                "libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory",
+            ),
+            (
+                "ImportError: libcudart.so.11.0: 共有オブジェクトファイルを開けません: そのようなファイルやディレクトリはありません",
+                "libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            ),
+            (
+                "./llama-server: ошибка при загрузке разделяемых библиотек: libcuda.so.1: невозможно открыть разделяемый объектный файл: Нет такого файла или каталога",
+                "error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory",
+            ),
+            (
+                "ImportError: libnvinfer.so.8: 無法開啟共用物件: 沒有此一檔案或目錄",
+                "libnvinfer.so.8: cannot open shared object file: No such file or directory",
+            ),
+            (
+                "ImportError: libcudart.so.12: não é possível abrir arquivo compartilhado: Arquivo ou diretório inexistente",
+                "libcudart.so.12: cannot open shared object file: No such file or directory",
+            ),
+            (
+                // ASCII in the paste, so only the ASCII texts are looked for
+                "./app: error while loading shared libraries: libcudart.so.12: cannot open shared object file: Datei oder Verzeichnis nicht gefunden",
+                "cannot open shared object file: No such file or directory",
+            ),
+        ] {
+            let n = normalize(paste);
+            assert!(n.contains(english), "{paste} read as {n}");
+        }
         // other text in those languages is left as it is
         assert_eq!(normalize("模块加载完成"), "模块加载完成\n");
     }

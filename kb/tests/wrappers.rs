@@ -444,3 +444,74 @@ fn a_noise_line_broken_by_a_fill_is_still_noise() {
         );
     }
 }
+
+/// glibc prints its loader's messages in the locale's language (its own `po/*.po`): every
+/// example of every entry that holds one, printed under a German, Japanese, Russian,
+/// Simplified Chinese, French or Brazilian Portuguese locale, gets the same first answer as in
+/// English.
+#[test]
+fn a_loader_message_in_another_locale_gets_the_same_answer() {
+    const LOCALES: [[&str; 3]; 6] = [
+        [
+            "Fehler beim Laden der Shared Libraries",
+            "Kann die Shared-Object-Datei nicht öffnen",
+            "Datei oder Verzeichnis nicht gefunden",
+        ],
+        [
+            "共有ライブラリのロード中にエラーが発生しました",
+            "共有オブジェクトファイルを開けません",
+            "そのようなファイルやディレクトリはありません",
+        ],
+        [
+            "ошибка при загрузке разделяемых библиотек",
+            "невозможно открыть разделяемый объектный файл",
+            "Нет такого файла или каталога",
+        ],
+        [
+            "载入共享库时出错",
+            "无法打开共享目标文件",
+            "没有那个文件或目录",
+        ],
+        [
+            "erreur lors du chargement des librairies partagées",
+            "Ne peut ouvrir le fichier d'objet partagé",
+            "Aucun fichier ou dossier de ce nom",
+        ],
+        [
+            "erro ao carregar bibliotecas compartilhadas",
+            "não é possível abrir arquivo compartilhado",
+            "Arquivo ou diretório inexistente",
+        ],
+    ];
+    let kb = Kb::open().unwrap();
+    let (mut n, mut wrong) = (0, Vec::new());
+    for e in kb.list(None).unwrap() {
+        for (name, text) in kb.examples(&e.id).unwrap() {
+            if !text.contains("cannot open shared object file: No such file or directory") {
+                continue;
+            }
+            let before = top(&kb, &text);
+            for [loading, open, enoent] in LOCALES {
+                n += 1;
+                let local = text
+                    .replace("error while loading shared libraries", loading)
+                    .replace("cannot open shared object file", open)
+                    .replace("No such file or directory", enoent);
+                let after = top(&kb, &local);
+                if after != before {
+                    wrong.push(format!(
+                        "{}/{name} in {open}: {before:?} became {after:?}",
+                        e.id
+                    ));
+                }
+            }
+        }
+    }
+    assert!(n > 100, "ran {n} pastes");
+    assert!(
+        wrong.is_empty(),
+        "{} of {n}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
