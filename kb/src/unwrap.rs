@@ -25,7 +25,8 @@ pub fn see_through(text: &str) -> Cow<'_, str> {
     let mut echo_next = false;
     let powershell = text.contains("NativeCommandError");
     let mut in_record = false;
-    for raw in text.split_inclusive('\n') {
+    let raws: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, &raw) in raws.iter().enumerate() {
         let (line, nl) = match raw.strip_suffix('\n') {
             Some(l) => (l.strip_suffix('\r').unwrap_or(l), "\n"),
             None => (raw, ""),
@@ -47,6 +48,7 @@ pub fn see_through(text: &str) -> Cow<'_, str> {
             && indent(line) > 0
             && !looks_like_exception(line)
             && !raises_with_message(line)
+            && !asserts_before_a_bare_assertion_error(line, raws.get(i + 1).copied())
         {
             echo_next = false;
             continue;
@@ -146,6 +148,14 @@ fn is_frame(line: &str) -> bool {
 fn raises_with_message(line: &str) -> bool {
     let t = line.trim_start();
     (t.starts_with("raise ") || t.starts_with("assert ")) && (t.contains('"') || t.contains('\''))
+}
+
+/// An `assert` source line the traceback ends on with a bare `AssertionError` (no message):
+/// the asserted condition (`assert is_sm100_supported() or is_sm90_supported()`) is then the
+/// only text that says what failed.
+fn asserts_before_a_bare_assertion_error(line: &str, next: Option<&str>) -> bool {
+    line.trim_start().starts_with("assert ")
+        && next.is_some_and(|n| strip_prefixes(n).trim() == "AssertionError")
 }
 
 /// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an exception's own line.
@@ -650,6 +660,15 @@ mod tests {
         assert_eq!(see_through(t), t);
         let t = "  File \"/s/core.py\", line 9, in g\n    raise err\n";
         assert_eq!(see_through(t), "  File \"/s/core.py\", line 9, in g\n");
+        // An assert the traceback ends on with a bare AssertionError is the only text that
+        // says what failed; one followed by anything else is code.
+        let t = "  File \"/s/fp8.py\", line 788, in __init__\n    assert is_sm100_supported() or is_sm90_supported()\nAssertionError\n";
+        assert_eq!(see_through(t), t);
+        let t = "  File \"/s/fp8.py\", line 788, in __init__\n    assert x is not None\n  File \"/s/g.py\", line 2, in g\n";
+        assert_eq!(
+            see_through(t),
+            "  File \"/s/fp8.py\", line 788, in __init__\n  File \"/s/g.py\", line 2, in g\n"
+        );
         // Text without any wrapper is returned as it is.
         assert!(matches!(
             see_through("CUDA error: out of memory"),
