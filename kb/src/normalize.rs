@@ -354,12 +354,14 @@ fn loader_colon(text: &str) -> std::borrow::Cow<'_, str> {
     SONAME_NO_COLON.replace_all(text, "$1: cannot open shared object file")
 }
 
-/// Windows' own text for the three loader errors a DLL failure prints (FormatMessage of
-/// ERROR_MOD_NOT_FOUND 126, ERROR_PROC_NOT_FOUND 127, ERROR_DLL_INIT_FAILED 1114) in the
+/// Windows' own text for the loader errors a DLL failure prints (FormatMessage of
+/// ERROR_MOD_NOT_FOUND 126, ERROR_PROC_NOT_FOUND 127, ERROR_DLL_INIT_FAILED 1114, and
+/// ERROR_COMMITMENT_LIMIT 1455 in Chinese) in the
 /// display languages pastes arrive in, and the English text the KB's signatures are written
-/// against. Which of the three it is decides the diagnosis (a missing DLL, a DLL of another
-/// build, a runtime that failed to start), so a translated paste must read the same way.
-const WINDOWS_MESSAGES: [(&str, &str); 25] = [
+/// against. Which one it is decides the diagnosis (a missing DLL, a DLL of another build, a
+/// runtime that failed to start, host memory used up), so a translated paste must read the
+/// same way.
+const WINDOWS_MESSAGES: [(&str, &str); 26] = [
     (
         "找不到指定的模块",
         "The specified module could not be found",
@@ -459,6 +461,11 @@ const WINDOWS_MESSAGES: [(&str, &str); 25] = [
     (
         "Произошел сбой в программе инициализации библиотеки динамической компоновки (DLL)",
         "A dynamic link library (DLL) initialization routine failed",
+    ),
+    // ERROR_COMMITMENT_LIMIT 1455 (the full-width comma is ASCII by now), as kohya_ss#449 shows it
+    (
+        "页面文件太小,无法完成操作",
+        "The paging file is too small for this operation to complete",
     ),
 ];
 
@@ -1291,6 +1298,13 @@ mod loader_message_tests {
         let n = normalize("ImportError: DLL load failed while importing _C: 指定されたプロシージャが見つかりません。");
         assert!(
             n.ends_with("importing _C: The specified procedure could not be found.\n"),
+            "{n}"
+        );
+        let n = normalize(
+            "OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading \"x.dll\"",
+        );
+        assert!(
+            n.contains("[WinError 1455] The paging file is too small for this operation to complete. Error"),
             "{n}"
         );
         let n =
