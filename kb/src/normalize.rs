@@ -205,14 +205,16 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
     // kept (a phrase still matches across it).
     let cut_shows = |line: &str, next: Option<&str>| {
         let Some(next) = next else { return false };
-        // A cut inside a word shows whatever follows (`version m` / `ismatch:`).
-        if cuts_a_word(line, next) {
+        // A cut inside a word shows whatever follows (`version m` / `ismatch:`), and so does
+        // one inside a path (`nvidia/570.133.07/g` / `sp_ga10x.bin`).
+        if cuts_a_word(line, next) || cuts_a_path(line, next) {
             return true;
         }
-        // Lines that start alike (`svc-1  | `, a timestamp) are a log's, not a cut's; a
-        // command line is followed by its output, and a line that opens with a label
-        // (`bash:`, `error:`) starts anew.
+        // Lines that start alike (`svc-1  | `, a timestamp, srun's `3: `) are a log's, not a
+        // cut's; a command line is followed by its output, and a line that opens with a
+        // label (`bash:`, `error:`) starts anew.
         if line.chars().take(4).eq(next.chars().take(4))
+            || first_word(line).is_some_and(|w| first_word(next) == Some(w))
             || line.starts_with(['$', '#', '>'])
             || line.starts_with("PS ")
             || next.split_whitespace().next().is_some_and(|w| {
@@ -263,6 +265,31 @@ fn join_hard_wraps(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+/// Whether a break falls inside a path: the line ends in a path's unfinished name (its last
+/// word holds a `/`, not at its end) and the next line goes on with the rest of a file name
+/// (letters, digits, `_`, `-`, a `.` or `/` in it), not with a word of its own.
+fn cuts_a_path(line: &str, next: &str) -> bool {
+    let last = line.rsplit(' ').next().unwrap_or("");
+    let rest = next.split(' ').next().unwrap_or("");
+    let name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    last.contains('/')
+        && !last.ends_with('/')
+        && last
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        && rest.chars().all(name)
+        && rest.contains(['.', '/', '_'])
+}
+
+/// A line's first word when a space follows it (`3:` of srun's `3: …`).
+fn first_word(line: &str) -> Option<&str> {
+    line.split_once(' ')
+        .map(|(w, _)| w)
+        .filter(|w| !w.is_empty())
 }
 
 /// Whether a full-width line's break is a fill's (a mail client's, a forum's): it breaks
@@ -1124,6 +1151,16 @@ mod copy_tests {
         let torch = "The detected CUDA version (12.1) mismatches the version that was used to compile\nPyTorch (11.7). Please make sure to use the same CUDA versions.\n";
         assert_eq!(torch.lines().next().unwrap().len(), 80);
         assert_eq!(join_hard_wraps(torch), torch);
+        // a console's cut inside a path's file name
+        let path = "[    6.218840] nvidia 0000:2b:00.0: Direct firmware load for nvidia/570.133.07/g\nsp_ga10x.bin failed with error -2\n";
+        assert!(join_hard_wraps(path).contains("/gsp_ga10x.bin failed"));
+        // a path at the end of a line and a new line of words stay apart
+        let words = "RuntimeError: the library was not found in any of the directories of /usr/local/cuda/lib64\nSegmentation fault (core dumped)\n";
+        assert_eq!(join_hard_wraps(words), words);
+        // srun -l's task number starts every line: a long line ending in a dot before the next
+        // task line is not a version cut after its dot
+        let srun = "3: [11/03/2025-14:02:17] [I] [TRT] Local timing cache in use. Profiling results will not be stored.\n3: Killed\n";
+        assert_eq!(join_hard_wraps(srun), srun);
         // Short pastes are never touched.
         assert_eq!(join_hard_wraps("a\nb\n"), "a\nb\n");
     }
