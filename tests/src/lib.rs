@@ -1,8 +1,25 @@
 //! End-to-end tests of gpukb over recorded machine fixtures live in
-//! `tests/tests/`; this library locates the fixtures and holds the seeded
-//! generator the fuzz and corruption runs share.
+//! `tests/tests/`; this library locates the fixtures, holds the seeded
+//! generator the fuzz and corruption runs share, and runs the real programs
+//! the differential tests compare with.
 
 use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs `cmd` (a compiler, `localedef`, a built program) and returns its stdout; a command
+/// that cannot start or fails stops the test with its stderr.
+#[allow(clippy::disallowed_methods)] // the differential tests run real programs
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 /// `tests/fixtures/<name>` in this repository.
 pub fn fixture(name: &str) -> PathBuf {

@@ -20,6 +20,7 @@
 use gpukb_agent::host::{Host, LiveOptions};
 use gpukb_agent::loader::{LoadError, LoadRule, LoaderEnvironment, Process, Rules, Target};
 use gpukb_agent::parse::ld_cache::{parse_ld_cache, CacheEntry};
+use gpukb_tests::run;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::os::unix::fs::symlink;
@@ -146,18 +147,6 @@ impl Rng {
     fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
         &v[self.below(v.len())]
     }
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// One pool object: its file and the soname it carries.

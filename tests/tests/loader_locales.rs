@@ -8,6 +8,7 @@
 #![allow(clippy::disallowed_methods)] // builds and runs a real program
 
 use gpukb_kb::Kb;
+use gpukb_tests::run;
 use std::path::Path;
 use std::process::Command;
 
@@ -36,18 +37,6 @@ const SONAMES: [&str; 6] = [
 const LOCALES: [&str; 10] = [
     "de_DE", "ja_JP", "zh_CN", "zh_TW", "ko_KR", "ru_RU", "fr_FR", "es_ES", "it_IT", "pt_BR",
 ];
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn dlerrors(program: &Path, locpath: &Path, locale: &str) -> Vec<String> {
     let out = run(Command::new(program)
