@@ -252,3 +252,22 @@ fn the_command_offered_is_one_that_decides_when_there_is_one() {
     }
     assert!(checked >= 5, "checked {checked}");
 }
+
+#[test]
+fn who_printed_no_kernel_image_decides_whose_build_lacks_the_gpu() {
+    // PyTorch prints 'CUDA error: <message>'; a C/C++ program's own check prints its own
+    // form, and then the program's build, not the torch wheel, holds no code for this GPU.
+    let kb = Kb::open().unwrap();
+    let first = |text: &str| kb.search(text, None, 3).unwrap()[0].category.clone();
+    let torch =
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device";
+    assert_eq!(first(torch), "arch_mismatch_wheel");
+    for program in [
+        "cudaCheckError() failed : no kernel image is available for execution on the device",
+        "CUDA Error: no kernel image is available for execution on the device\nfoo: ./src/cuda.c:36: check_error: Assertion `0' failed.",
+        "Error: no kernel image is available for execution on the device 209",
+        "Failed to launch myKernel (error code no kernel image is available for execution on the device)!",
+    ] {
+        assert_eq!(first(program), "build_arch_missing", "{program}");
+    }
+}
