@@ -274,3 +274,19 @@ fn who_printed_no_kernel_image_decides_whose_build_lacks_the_gpu() {
         assert_eq!(first(program), "build_arch_missing", "{program}");
     }
 }
+
+#[test]
+fn macos_loading_a_cuda_library_means_no_nvidia_gpu_but_a_linux_loader_does_not() {
+    // dyld's form names a Mac (no CUDA since 10.2); a Linux program merely trying a
+    // .dylib name gets the Linux loader's 'cannot open shared object file'.
+    let kb = Kb::open().unwrap();
+    let first = |text: &str| kb.search(text, None, 3).unwrap()[0].category.clone();
+    assert_eq!(
+        first("could not load library \"libcuda\"\ndlopen(libcuda.dylib, 1): image not found"),
+        "no_nvidia_gpu"
+    );
+    assert_ne!(
+        first("dlerror: libcuda.so: cannot open shared object file: No such file or directory\ndlerror: libcuda.dylib: cannot open shared object file: No such file or directory"),
+        "no_nvidia_gpu"
+    );
+}
