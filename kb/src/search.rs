@@ -775,6 +775,17 @@ impl Kb {
                 }
             }
         }
+        // the number a named CUDA runtime call returned is its cudaError_t: as strong as the name
+        for n in crate::signals::cuda_call_numbers(&q.normalized) {
+            let k = format!("cudart:{n}");
+            if !self.codes_where("key", &k)?.is_empty() {
+                add_key(
+                    k.clone(),
+                    w.code_name,
+                    format!("a CUDA runtime call returned {n} ({k})"),
+                );
+            }
+        }
         for n in &q.signals.nccl_numbers {
             add_key(
                 format!("nccl:{n}"),

@@ -126,6 +126,46 @@ static CUDA_NUM: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// The number a CUDA runtime call returned, in the forms its callers print it: `cudaGetDeviceCount
+/// returned 35`, `cudaMalloc failed with error code 2`, glog's `error == cudaSuccess (35 vs. 0)`
+/// and `cudaSuccess == cudaStat (0 vs. 35)`, ONNX Runtime's `CUDA failure 35:`. Unlike
+/// [`CUDA_NUM`] the number is the call's cudaError_t, not any number after "error".
+static CUDA_CALL_NUM: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(concat!(
+        r"(?-u)\bcuda[A-Z][A-Za-z]+(?:_v\d+)?\b(?:\(\))?[^\n]{0,30}?\b(?:returned|returns|failed with error(?: code)?|error code|error)[ \t]*[:=#]?[ \t]*\(?([0-9]{1,4})\b",
+        r"|==[ \t]*cudaSuccess[ \t]*\(([0-9]{1,4}) vs\.? 0\)",
+        r"|cudaSuccess[ \t]*==[ \t]*\w+[ \t]*\(0 vs\.? ([0-9]{1,4})\)",
+        r"|\bCUDA failure ([0-9]{1,4}):",
+    ))
+    .expect("static regex")
+});
+
+/// The cudaError_t numbers CUDA runtime calls in `text` returned ([`CUDA_CALL_NUM`]'s forms),
+/// at most a few, zero (cudaSuccess) left out.
+pub fn cuda_call_numbers(text: &str) -> Vec<i64> {
+    let mut out = Vec::new();
+    // Building the regex costs more than most pastes' search: only where a form can be.
+    let names_a_call = text
+        .as_bytes()
+        .windows(5)
+        .any(|w| w.starts_with(b"cuda") && w[4].is_ascii_uppercase());
+    if !names_a_call && !text.contains("CUDA failure ") {
+        return out;
+    }
+    for c in CUDA_CALL_NUM.captures_iter(text.as_bytes()) {
+        let n = c
+            .iter()
+            .skip(1)
+            .flatten()
+            .next()
+            .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
+            .and_then(|d| d.parse::<i64>().ok());
+        if let Some(n) = n.filter(|n| *n > 0) {
+            push_unique(&mut out, n);
+        }
+    }
+    out
+}
 static NCCL_NUM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:error|code|result)\b[^0-9\n]{0,20}\(?([0-9])\)?").expect("static regex")
 });
@@ -480,6 +520,26 @@ fn native_source(text: &str, frameworks: &[String]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_runtime_calls_own_number_is_read_in_its_callers_forms() {
+        for (text, n) in [
+            ("cudaGetDeviceCount returned 35", 35),
+            ("cudaMalloc failed with error code 2", 2),
+            ("Check failed: error == cudaSuccess (35 vs. 0)", 35),
+            (
+                "Check failed: cudaSuccess == cudaStat (0 vs. 35) Cuda Error",
+                35,
+            ),
+            ("CUDA failure 100: no CUDA-capable device is detected", 100),
+            ("cudaHostRegister error: 35 ptr: 0x7efe93615b80", 35),
+        ] {
+            assert_eq!(cuda_call_numbers(text), vec![n], "{text}");
+        }
+        // a number after "error" that no CUDA call returned, and success, are not read
+        assert!(cuda_call_numbers("error 35 in line 12 of main.cu").is_empty());
+        assert!(cuda_call_numbers("cudaMemcpy returned 0").is_empty());
+    }
     use super::*;
 
     #[test]
