@@ -1,6 +1,7 @@
 //! Extracts typed signals from a normalised paste: error-code names (CUresult, cudaError_t,
-//! NVML, cuBLAS, cuDNN, NCCL), numeric codes next to CUDA context, Xid numbers, sm_XX
-//! targets and compute capabilities, sonames, and framework names.
+//! NVML, cuBLAS, cuDNN, NCCL), numeric codes next to CUDA context and the number a named CUDA
+//! runtime call returned, Xid numbers, sm_XX targets and compute capabilities, sonames, and
+//! framework names.
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -520,6 +521,7 @@ fn native_source(text: &str, frameworks: &[String]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_runtime_calls_own_number_is_read_in_its_callers_forms() {
@@ -540,7 +542,6 @@ mod tests {
         assert!(cuda_call_numbers("error 35 in line 12 of main.cu").is_empty());
         assert!(cuda_call_numbers("cudaMemcpy returned 0").is_empty());
     }
-    use super::*;
 
     #[test]
     fn a_native_source_location_is_read_only_when_no_pytorch_code_is_named() {
