@@ -285,6 +285,10 @@ fn macos_loading_a_cuda_library_means_no_nvidia_gpu_but_a_linux_loader_does_not(
         first("could not load library \"libcuda\"\ndlopen(libcuda.dylib, 1): image not found"),
         "no_nvidia_gpu"
     );
+    assert_eq!(
+        first("OSError: dlopen(/opt/lib/libcudart.12.dylib, 0x0006): tried: '/opt/lib/libcudart.12.dylib' (no such file)"),
+        "no_nvidia_gpu"
+    );
     assert_ne!(
         first("dlerror: libcuda.so: cannot open shared object file: No such file or directory\ndlerror: libcuda.dylib: cannot open shared object file: No such file or directory"),
         "no_nvidia_gpu"
