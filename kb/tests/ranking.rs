@@ -268,6 +268,7 @@ fn who_printed_no_kernel_image_decides_whose_build_lacks_the_gpu() {
         "Error: no kernel image is available for execution on the device 209",
         "Failed to launch myKernel (error code no kernel image is available for execution on the device)!",
         "CUDA kernel failed : no kernel image is available for execution on the device",
+        "[error][kernels.cu:41]:launch failed: no kernel image is available for execution on the device",
         "CUDA ERROR kernels.cu: 88 invalid device symbol",
         "terminate called after throwing an instance of 'thrust::THRUST_200301_700_NS::system::system_error'\n  what():  after determining tmp storage requirements for exclusive_scan: cudaErrorNoKernelImageForDevice: no kernel image is available for execution on the device",
     ] {
