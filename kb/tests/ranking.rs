@@ -295,3 +295,58 @@ fn macos_loading_a_cuda_library_means_no_nvidia_gpu_but_a_linux_loader_does_not(
         "no_nvidia_gpu"
     );
 }
+
+#[test]
+fn who_ran_ptxas_decides_triton_or_the_toolkit() {
+    // ptxas's own 'not defined for option gpu-name' line does not say who ran it: Triton's
+    // bundled assembler (ptxas-blackwell, its repro path, its PTXASError wrapper) is a Triton
+    // problem; the toolkit's ptxas (nvcc, CMake, XLA's asm compiler) is the toolkit's.
+    let kb = Kb::open().unwrap();
+    let first = |text: &str| kb.search(text, None, 3).unwrap()[0].category.clone();
+    for triton in [
+        "ptxas-blackwell fatal   : Value 'sm_110a' is not defined for option 'gpu-name'",
+        "PTXASError: PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'",
+        "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n\nRepro command: /venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas -lineinfo -v --gpu-name=sm_121a /tmp/k.ptx -o /tmp/k.ptx.o",
+    ] {
+        assert_eq!(first(triton), "triton_ptxas_error", "{triton}");
+    }
+    for toolkit in [
+        "ptxas fatal   : Value 'sm_89' is not defined for option 'gpu-name'",
+        "W external/org_tensorflow/tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your CUDA software stack is old. We fallback to the NVIDIA driver for some compilation. Update your CUDA version to get the best performance. The ptxas error was: ptxas fatal   : Value 'sm_86' is not defined for option 'gpu-name'",
+    ] {
+        assert_eq!(first(toolkit), "nvcc_arch_unsupported", "{toolkit}");
+    }
+}
+
+#[test]
+fn cudnn8s_bare_error_126_is_its_dlls_not_found_and_zlib_only_when_named() {
+    // Windows error 126 means the DLL or one of its imports was not found: the bare line is
+    // cuDNN's DLLs off PATH first, zlib among the answers; cuDNN naming zlibwapi.dll decides.
+    let kb = Kb::open().unwrap();
+    let bare = "Could not load library cudnn_ops_infer64_8.dll. Error code 126\nPlease make sure cudnn_ops_infer64_8.dll is in your library path!";
+    let hits = kb.search(bare, None, 3).unwrap();
+    assert_eq!(hits[0].id, "libcudnn-not-installed-or-not-on-path");
+    assert!(
+        hits.iter().any(|h| h.category == "cudnn_zlib_missing"),
+        "{:?}",
+        hits.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
+    let named = "Could not locate zlibwapi.dll. Please make sure it is in your library path!";
+    assert_eq!(
+        kb.search(named, None, 3).unwrap()[0].category,
+        "cudnn_zlib_missing"
+    );
+}
+
+#[test]
+fn pytorchs_lazy_nvrtc_load_failing_is_a_missing_nvrtc() {
+    let kb = Kb::open().unwrap();
+    for text in [
+        "terminate called after throwing an instance of 'c10::DynamicLibraryError'\n  what():  Error in dlopen for library libnvrtc.so.11.2and libnvrtc-672ee683.so.11.2",
+        "RuntimeError: Error in dlopen or dlsym: libcaffe2_nvrtc.so: cannot open shared object file: No such file or directory",
+        "terminate called after throwing an instance of 'c10::DynamicLibraryError'",
+    ] {
+        let hits = kb.search(text, None, 3).unwrap();
+        assert_eq!(hits[0].id, "cuda-math-library-not-found", "{text}");
+    }
+}
