@@ -350,3 +350,17 @@ fn pytorchs_lazy_nvrtc_load_failing_is_a_missing_nvrtc() {
         assert_eq!(hits[0].id, "cuda-math-library-not-found", "{text}");
     }
 }
+
+#[test]
+fn cccls_compiler_and_headers_check_is_two_toolkits_mixed() {
+    // CCCL stops when nvcc's release differs from the cuda_runtime_api.h it includes: the
+    // build mixes two toolkits (pip nvcc over other headers, CUDA_HOME vs PATH)
+    let kb = Kb::open().unwrap();
+    let text = "/venv/lib/python3.12/site-packages/nvidia/cu13/include/cccl/cuda/std/__cccl/cuda_toolkit.h:41:6: error: #error \"CUDA compiler and CUDA toolkit headers are incompatible, please check your include paths\"";
+    let hits = kb.search(text, None, 3).unwrap();
+    assert_eq!(
+        hits[0].id,
+        "nvcc-and-toolkit-headers-from-different-releases"
+    );
+    assert_eq!(hits[0].category, "cuda_home_mismatch");
+}
