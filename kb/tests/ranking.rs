@@ -316,6 +316,11 @@ fn who_ran_ptxas_decides_triton_or_the_toolkit() {
     ] {
         assert_eq!(first(toolkit), "nvcc_arch_unsupported", "{toolkit}");
     }
+    // an old arch a ptxas refuses was dropped from that toolkit: a newer one would not help
+    assert_eq!(
+        first("ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'"),
+        "nvcc_arch_dropped"
+    );
 }
 
 #[test]
