@@ -9,12 +9,16 @@
 //! container's host; on a Jetson a desktop driver package is withheld; on
 //! native Windows a Linux driver fix is withheld, and where it only installed a
 //! driver the Windows driver update takes its place (a cause whose fix is
-//! kernel-side goes after the others there). A hit's fixes are alternatives of
+//! kernel-side goes after the others there), an apt or Jetson fix is left out
+//! and the Windows fixes go first; on a Linux machine (bare metal, container,
+//! Jetson) a Windows fix is left out (neither is listed as withheld: they are for
+//! another operating system, not a harm avoided). Confirm commands follow the same line
+//! ([`place_confirms`]). A hit's fixes are alternatives of
 //! one choice group. The embedded KB's steps were classified when it was built
 //! ([`step_effects`]); only a step changed since (a filled placeholder, a KB
 //! directory being linted) is classified here.
 
-use crate::model::Fix;
+use crate::model::{Confirm, Fix};
 use gpukb_doctor::effect::{effects_or_worst, Effect, RunsOn};
 use gpukb_doctor::fixes::Platform;
 use gpukb_doctor::Choice;
@@ -188,6 +192,28 @@ pub fn paste_platform(text: &str) -> Option<Named> {
         })
 }
 
+pub use gpukb_kb_compile::fix_steps::is_windows_command;
+
+/// Fix platforms whose steps only run on Linux: a native-Windows paste withholds them.
+const LINUX_ONLY_FIXES: &[&str] = &["apt", "jetson"];
+
+/// The confirm commands to print for `platform`: a Linux machine (bare metal, container,
+/// Jetson) drops the ones written for Windows; a native-Windows paste keeps only those
+/// when the entry has any (else all: a command that is not marked may run there too);
+/// WSL2, or no platform known, keeps all.
+pub fn place_confirms(platform: Option<Platform>, confirms: Vec<Confirm>) -> Vec<Confirm> {
+    let windows = |c: &Confirm| is_windows_command(&c.command);
+    match platform {
+        Some(Platform::Machine | Platform::Container | Platform::Jetson) => {
+            confirms.into_iter().filter(|c| !windows(c)).collect()
+        }
+        Some(Platform::Windows) if confirms.iter().any(windows) => {
+            confirms.into_iter().filter(windows).collect()
+        }
+        _ => confirms,
+    }
+}
+
 /// The words for a platform in a withheld fix's reason.
 fn platform_words(p: Platform) -> &'static str {
     match p {
@@ -254,6 +280,7 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     // driver update there; a kernel-side step means the cause cannot happen there.
     let mut withheld_installs_driver = false;
     let mut withheld_kernel_side = false;
+    let mut left_out = false;
     for fix in fixes {
         let effects: Vec<Effect> = fix.steps.iter().flat_map(|s| step_effects(s)).collect();
         let any = |f: fn(Effect) -> bool| effects.iter().any(|e| f(*e));
@@ -265,6 +292,19 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
                     .iter()
                     .any(|e| matches!(e, Effect::DriverInstall | Effect::DriverRemove))
         });
+        // A fix written for another operating system is left out without a word: a
+        // Windows fix on a Linux machine, an apt or Jetson fix for a native-Windows paste.
+        let foreign = match platform {
+            Some(Platform::Windows) => LINUX_ONLY_FIXES.contains(&fix.platform.as_str()),
+            Some(Platform::Machine | Platform::Container | Platform::Jetson) => {
+                fix.platform == "windows"
+            }
+            _ => false,
+        };
+        if foreign {
+            left_out = true;
+            continue;
+        }
         let withhold = match platform {
             Some(Platform::Wsl2) => {
                 fix.platform != "windows"
@@ -314,7 +354,7 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     let windows_remedy = matches!(platform, Some(Platform::Wsl2 | Platform::Windows))
         && withheld_installs_driver
         && !withheld_kernel_side;
-    let nothing_left_to_do = !withheld.is_empty() && !acts && !windows_remedy;
+    let nothing_left_to_do = (!withheld.is_empty() || left_out) && !acts && !windows_remedy;
     let has_windows_fix = out
         .iter()
         .any(|f| f.runs_on == RunsOn::WindowsHost || f.fix.platform == "windows");
@@ -336,6 +376,10 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
                 choice: None,
             },
         );
+    }
+    if platform == Some(Platform::Windows) {
+        // The fixes written for Windows first; the others (pip, conda, config) after.
+        out.sort_by_key(|f| f.fix.platform != "windows");
     }
     if out.len() > 1 {
         for (i, f) in out.iter_mut().enumerate() {
@@ -505,6 +549,81 @@ mod tests {
         assert_eq!(
             p("RuntimeError: CUDA error: no kernel image is available"),
             None
+        );
+    }
+
+    #[test]
+    fn windows_fixes_and_confirms_only_where_windows_is() {
+        let cudnn = || {
+            vec![
+                fix("pip", &["pip install nvidia-cudnn-cu12"]),
+                fix("apt", &["sudo apt-get install libcudnn9-cuda-12"]),
+                fix(
+                    "windows",
+                    &["where.exe cudnn64_9.dll   # PowerShell or cmd"],
+                ),
+            ]
+        };
+        // A native-Windows paste: the apt fix withheld, the Windows fix first.
+        let p = place(Some(Platform::Windows), "libcudnn", cudnn());
+        let order: Vec<&str> = p.fixes.iter().map(|f| f.fix.platform.as_str()).collect();
+        assert_eq!(order, ["windows", "pip"]);
+        assert!(p.withheld.is_empty(), "{:?}", p.withheld);
+        // A Linux machine, bare or in a container: the Windows fix left out.
+        for platform in [Platform::Machine, Platform::Container, Platform::Jetson] {
+            let p = place(Some(platform), "libcudnn", cudnn());
+            let order: Vec<&str> = p.fixes.iter().map(|f| f.fix.platform.as_str()).collect();
+            assert_eq!(order, ["pip", "apt"], "{platform:?}");
+            assert!(!p.nothing_left_to_do);
+        }
+        // Unknown platform, or WSL2: nothing withheld for being Windows or Linux.
+        assert_eq!(place(None, "libcudnn", cudnn()).fixes.len(), 3);
+        assert_eq!(
+            place(Some(Platform::Wsl2), "libcudnn", cudnn()).fixes.len(),
+            3
+        );
+        // Only a Windows-only cause on a Linux machine has nothing left to do.
+        let only = vec![fix(
+            "windows",
+            &["winget install Microsoft.VCRedist.2015+.x64"],
+        )];
+        assert!(place(Some(Platform::Machine), "vcredist", only).nothing_left_to_do);
+
+        let confirm = |c: &str| Confirm {
+            command: c.into(),
+            expect: String::new(),
+            answers: Vec::new(),
+        };
+        let both = || {
+            vec![
+                confirm("ldconfig -p | grep libcudnn"),
+                confirm("where.exe cudnn64_9.dll   # Windows, PowerShell or cmd"),
+            ]
+        };
+        let kept = |p: Option<Platform>, c: Vec<Confirm>| -> Vec<String> {
+            place_confirms(p, c)
+                .into_iter()
+                .map(|c| c.command)
+                .collect()
+        };
+        assert_eq!(
+            kept(Some(Platform::Machine), both()),
+            ["ldconfig -p | grep libcudnn"]
+        );
+        assert_eq!(
+            kept(Some(Platform::Windows), both()),
+            ["where.exe cudnn64_9.dll   # Windows, PowerShell or cmd"]
+        );
+        assert_eq!(kept(None, both()).len(), 2);
+        assert_eq!(kept(Some(Platform::Wsl2), both()).len(), 2);
+        // A Windows paste keeps an unmarked command when the entry has no Windows one.
+        assert_eq!(
+            kept(
+                Some(Platform::Windows),
+                vec![confirm("python -c \"import torch\"")]
+            )
+            .len(),
+            1
         );
     }
 

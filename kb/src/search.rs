@@ -694,6 +694,7 @@ impl Kb {
                 .into_iter()
                 .map(|f| f.fix)
                 .collect();
+            h.confirm = crate::placement::place_confirms(platform, std::mem::take(&mut h.confirm));
             let p = crate::placement::place(platform, &h.id, fixes);
             if p.nothing_left_to_do {
                 impossible.insert(h.id.clone());

@@ -5,7 +5,9 @@
 //! (`gpukb_doctor::effect`): under WSL2 nothing installs, builds or loads a Linux
 //! driver or module or reboots Linux on the machine itself; inside a container
 //! a host-only fix runs on the container's host; on a Jetson no desktop
-//! driver package is printed; alternatives form one group numbered from 1.
+//! driver package is printed; a native-Windows paste (a PowerShell prompt) gets
+//! no apt or Jetson fix and its Windows fixes and confirm commands first or alone,
+//! a container or Jetson none of them; alternatives form one group numbered from 1.
 #![allow(clippy::disallowed_methods)] // tests read the example files
 
 use gpukb_doctor::effect::{effects_of, Effect};
@@ -39,6 +41,7 @@ fn examples() -> Vec<(String, String)> {
 
 const MARKERS: &[(&str, &str)] = &[
     ("wsl2", "$ uname -r\n5.15.167.4-microsoft-standard-WSL2\n"),
+    ("windows", "PS C:\\Users\\me\\proj> python train.py\n"),
     ("jetson", "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64 (Jetson Orin NX)\n"),
     ("container", "root@3f2a9c1b7d4e:/workspace# python train.py\n"),
 ];
@@ -70,6 +73,34 @@ fn problems(kb: &Kb, name: &str, platform: &str, text: &str, withheld: &mut usiz
                 }
             }
         }
+        // Windows fixes and confirm commands only where Windows is, and first there.
+        let windows_fix: Vec<bool> = h
+            .fixes
+            .iter()
+            .map(|f| f.fix.platform == "windows")
+            .collect();
+        let windows_confirm =
+            |c: &gpukb_kb::model::Confirm| gpukb_kb::placement::is_windows_command(&c.command);
+        let elsewhere = match platform {
+            "container" | "jetson" => {
+                windows_fix.contains(&true) || h.confirm.iter().any(windows_confirm)
+            }
+            "windows" => {
+                h.fixes
+                    .iter()
+                    .any(|f| matches!(f.fix.platform.as_str(), "apt" | "jetson"))
+                    || windows_fix.windows(2).any(|w| !w[0] && w[1])
+                    || (h.confirm.iter().any(windows_confirm)
+                        && !h.confirm.iter().all(windows_confirm))
+            }
+            _ => false,
+        };
+        if elsewhere {
+            out.push(format!(
+                "{name} [{platform}] {}: a fix or confirm command for another OS, or the Windows fixes not first",
+                h.id
+            ));
+        }
         let want: Vec<u32> = (1..=options.len() as u32).collect();
         if h.fixes.len() > 1 && options != want {
             out.push(format!("{name} [{platform}] {}: options {options:?}", h.id));
@@ -84,6 +115,7 @@ fn rules_of(p: Option<Platform>) -> &'static str {
         Some(Platform::Wsl2) => "wsl2",
         Some(Platform::Container) => "container",
         Some(Platform::Jetson) => "jetson",
+        Some(Platform::Windows) => "windows",
         _ => "",
     }
 }

@@ -125,6 +125,64 @@ pub fn step_problems(step: &str) -> Vec<String> {
     out
 }
 
+/// The code of a command: what comes before its trailing ` #` comment (a step that is
+/// only a comment has none).
+fn code_part(command: &str) -> &str {
+    let t = command.trim_start();
+    if t.starts_with('#') {
+        return "";
+    }
+    match command.find(" #") {
+        Some(i) => &command[..i],
+        None => command,
+    }
+}
+
+fn cmd_only() -> &'static [(Regex, &'static str)] {
+    static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            (r"%[A-Za-z_][A-Za-z0-9_()]*%", "expands a variable cmd's way (%NAME%): PowerShell reads it literally; write $env:NAME"),
+            (r"(?i)^\s*set\s+[A-Za-z_][A-Za-z0-9_]*=", "sets a variable cmd's way (set NAME=…): in PowerShell that is Set-Variable, not the environment; write $env:NAME = \"…\""),
+            (r"(?i)(?:^|[;&|]\s*)where\s+[^.\s]", "calls `where`, which PowerShell resolves to Where-Object: write where.exe"),
+            (r"(?i)(?:^|[;&|]\s*)mklink\b", "calls mklink, a cmd built-in PowerShell lacks: write cmd /c mklink … or New-Item -ItemType SymbolicLink"),
+            (r"&&|\|\|", "chains with && or ||, which Windows PowerShell 5.1 (the one Windows ships) refuses: use ; or separate steps"),
+            (r#"(?i)^\s*(?:"[^"]+\.bat"|\S+\.bat)\s*$"#, "runs a .bat file, whose environment PowerShell does not keep: write cmd /k \"…\\x.bat\" and the next steps in that prompt"),
+        ]
+        .into_iter()
+        .map(|(p, why)| (Regex::new(p).expect("valid"), why))
+        .collect()
+    })
+}
+
+/// What is wrong with a command printed for Windows: the KB writes them for PowerShell,
+/// the shell Windows Terminal opens (and the one where a trailing `# note` is a
+/// comment; in cmd it is passed to the program as arguments), so cmd-only syntax in the
+/// code part would not run as printed. A step that must run in cmd says so by starting
+/// with `cmd /c` or `cmd /k`.
+pub fn windows_problems(command: &str) -> Vec<String> {
+    let code = code_part(command);
+    if code.trim_start().to_ascii_lowercase().starts_with("cmd /") {
+        return Vec::new();
+    }
+    cmd_only()
+        .iter()
+        .filter(|(re, _)| re.is_match(code))
+        .map(|(_, why)| format!("Windows command {:?} {why}", code.trim()))
+        .collect()
+}
+
+/// Whether a confirm command is one to run on Windows: its comment or code says
+/// Windows/PowerShell, or it names a Windows drive path or a `.exe` outside WSL.
+pub fn is_windows_command(command: &str) -> bool {
+    let comment = command.strip_prefix(code_part(command)).unwrap_or("");
+    let code = code_part(command);
+    comment.contains("Windows") && !comment.contains("Linux")
+        || comment.contains("PowerShell")
+        || code.contains(":\\")
+        || code.contains("%\\")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +210,43 @@ mod tests {
         )
         .is_empty());
         assert!(step_problems("ls /usr/local/cuda-12.8   # nvidia-smi shows 580").is_empty());
+    }
+
+    #[test]
+    fn windows_commands_are_powershell_as_printed() {
+        // The forms the KB had before this rule, each wrong in PowerShell.
+        for bad in [
+            "where cudnn64_9.dll   # Windows",
+            "set PATH=%CUDA_PATH%\\bin\\x64;%PATH%",
+            "where cl && cl 2>&1 | findstr Version & nvcc --version",
+            "mklink libcuda.so.1 libcuda.so.1.1",
+            "\"C:\\Program Files\\VC\\Auxiliary\\Build\\vcvars64.bat\"",
+            "dir \"%ProgramFiles%\\Microsoft Visual Studio\"   # Windows",
+        ] {
+            assert!(!windows_problems(bad).is_empty(), "{bad}");
+        }
+        for good in [
+            "where.exe cudnn64_9.dll   # Windows, cmd or PowerShell",
+            "$env:PATH = \"$env:CUDA_PATH\\bin\\x64;$env:PATH\"   # %PATH% in cmd",
+            "cmd /c mklink libcuda.so.1 libcuda.so.1.1",
+            "# set PATH=... in cmd",
+            "reg add \"HKLM\\System\" /v TdrDelay /t REG_DWORD /d 60 /f",
+        ] {
+            assert!(
+                windows_problems(good).is_empty(),
+                "{good}: {:?}",
+                windows_problems(good)
+            );
+        }
+        assert!(is_windows_command(
+            "where.exe zlibwapi.dll   # Windows, cmd or PowerShell"
+        ));
+        assert!(is_windows_command(
+            "dir \"%CUDA_PATH%\\bin\\x64\\nvrtc64_*.dll\""
+        ));
+        assert!(!is_windows_command(
+            "free -h; swapon --show   # Linux; on Windows: Task Manager"
+        ));
+        assert!(!is_windows_command("stat -fc %T /sys/fs/cgroup"));
     }
 }

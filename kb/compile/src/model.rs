@@ -380,6 +380,11 @@ pub fn check_entry(stem: &str, e: &Entry, examples: &[(String, String)]) -> Vec<
         if c.command.trim().is_empty() {
             out.push(Problem::soft("a [[confirm]] has an empty command".into()));
         }
+        if crate::fix_steps::is_windows_command(&c.command) {
+            for m in crate::fix_steps::windows_problems(&c.command) {
+                out.push(Problem::soft(format!("confirm: {m}")));
+            }
+        }
     }
     check_examples(stem, e, examples, &mut out);
     out
@@ -508,7 +513,15 @@ fn check_fixes(e: &Entry, out: &mut Vec<Problem>) {
             )));
         }
         for (j, st) in f.steps.iter().enumerate() {
-            for m in crate::fix_steps::step_problems(st) {
+            let windows = if f.platform == "windows" {
+                crate::fix_steps::windows_problems(st)
+            } else {
+                Vec::new()
+            };
+            for m in crate::fix_steps::step_problems(st)
+                .into_iter()
+                .chain(windows)
+            {
                 out.push(Problem::soft(format!(
                     "fix #{} step #{}: {m}",
                     i + 1,

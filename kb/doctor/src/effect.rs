@@ -121,7 +121,7 @@ const EFFECTS: &[(Effect, &str)] = &[
     ),
     (
         Effect::WindowsAction,
-        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where\b|set\s+PATH|%\w+%|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install|set-version|set-default-version))",
+        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where(\.exe)?\b|set\s+PATH|%\w+%|\$env:\w+|cmd(\.exe)?\s+/[ck]\b|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install|set-version|set-default-version))",
     ),
     (
         Effect::SystemConfig,
