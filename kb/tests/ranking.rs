@@ -19,6 +19,11 @@ fn fp(v: &Value) -> Fingerprint {
     fingerprint_from_json(v.to_string().as_bytes()).unwrap()
 }
 
+/// The category of the first answer for `text` on text alone.
+fn first_category(kb: &Kb, text: &str) -> String {
+    kb.search(text, None, 3).unwrap()[0].category.clone()
+}
+
 #[test]
 fn a_paste_from_another_machine_contradicts_the_h200() {
     let kb = Kb::open().unwrap();
@@ -258,7 +263,7 @@ fn who_printed_no_kernel_image_decides_whose_build_lacks_the_gpu() {
     // PyTorch prints 'CUDA error: <message>'; a C/C++ program's own check prints its own
     // form, and then the program's build, not the torch wheel, holds no code for this GPU.
     let kb = Kb::open().unwrap();
-    let first = |text: &str| kb.search(text, None, 3).unwrap()[0].category.clone();
+    let first = |text: &str| first_category(&kb, text);
     let torch =
         "RuntimeError: CUDA error: no kernel image is available for execution on the device";
     assert_eq!(first(torch), "arch_mismatch_wheel");
@@ -281,7 +286,7 @@ fn macos_loading_a_cuda_library_means_no_nvidia_gpu_but_a_linux_loader_does_not(
     // dyld's form names a Mac (no CUDA since 10.2); a Linux program merely trying a
     // .dylib name gets the Linux loader's 'cannot open shared object file'.
     let kb = Kb::open().unwrap();
-    let first = |text: &str| kb.search(text, None, 3).unwrap()[0].category.clone();
+    let first = |text: &str| first_category(&kb, text);
     assert_eq!(
         first("could not load library \"libcuda\"\ndlopen(libcuda.dylib, 1): image not found"),
         "no_nvidia_gpu"
@@ -302,7 +307,7 @@ fn who_ran_ptxas_decides_triton_or_the_toolkit() {
     // bundled assembler (ptxas-blackwell, its repro path, its PTXASError wrapper) is a Triton
     // problem; the toolkit's ptxas (nvcc, CMake, XLA's asm compiler) is the toolkit's.
     let kb = Kb::open().unwrap();
-    let first = |text: &str| kb.search(text, None, 3).unwrap()[0].category.clone();
+    let first = |text: &str| first_category(&kb, text);
     for triton in [
         "ptxas-blackwell fatal   : Value 'sm_110a' is not defined for option 'gpu-name'",
         "PTXASError: PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'",
@@ -337,10 +342,7 @@ fn cudnn8s_bare_error_126_is_its_dlls_not_found_and_zlib_only_when_named() {
         hits.iter().map(|h| &h.id).collect::<Vec<_>>()
     );
     let named = "Could not locate zlibwapi.dll. Please make sure it is in your library path!";
-    assert_eq!(
-        kb.search(named, None, 3).unwrap()[0].category,
-        "cudnn_zlib_missing"
-    );
+    assert_eq!(first_category(&kb, named), "cudnn_zlib_missing");
 }
 
 #[test]
