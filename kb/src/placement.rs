@@ -194,7 +194,7 @@ pub fn paste_platform(text: &str) -> Option<Named> {
 
 pub use gpukb_kb_compile::fix_steps::is_windows_command;
 
-/// Fix platforms whose steps only run on Linux: a native-Windows paste withholds them.
+/// Fix platforms whose steps only run on Linux: a native-Windows paste leaves them out.
 const LINUX_ONLY_FIXES: &[&str] = &["apt", "jetson"];
 
 /// The confirm commands to print for `platform`: a Linux machine (bare metal, container,
@@ -564,7 +564,8 @@ mod tests {
                 ),
             ]
         };
-        // A native-Windows paste: the apt fix withheld, the Windows fix first.
+        // A native-Windows paste: the apt fix left out (not listed as withheld), the Windows
+        // fix first.
         let p = place(Some(Platform::Windows), "libcudnn", cudnn());
         let order: Vec<&str> = p.fixes.iter().map(|f| f.fix.platform.as_str()).collect();
         assert_eq!(order, ["windows", "pip"]);
