@@ -39,6 +39,8 @@ pub enum PasteFact {
     LoadedLibrary(String),
     /// Where a library (by file name) was loaded from.
     LibraryPath(String),
+    /// A library (by file name) the paste's process could not open.
+    MissingLibrary(String),
     /// An environment variable of the process.
     Env(String),
 }
@@ -77,6 +79,9 @@ impl Difference {
             PasteFact::LibraryPath(f) => {
                 format!("the paste shows {f} at {p}; gpukb's loader model loads {m}")
             }
+            PasteFact::MissingLibrary(f) => {
+                format!("the paste's process could not open {f}; gpukb's model of torch's loader finds it at {m}")
+            }
             PasteFact::Env(v) => format!("the paste shows {v}={p}; gpukb observed {m}"),
         }
     }
@@ -111,8 +116,27 @@ pub fn compare(s: &Signals, fp: &Fingerprint) -> Agreement {
     a.contradicts = a.differs.iter().map(Difference::sentence).collect();
     loaded_libraries(s, fp, &mut a);
     library_paths(s, fp, &mut a);
+    missing_libraries(s, fp, &mut a);
     env_settings(s, fp, &mut a);
     a
+}
+
+/// A library the paste's process could not open that gpukb's model of torch's loader
+/// resolves here: the failing process is not the one modelled (another program or
+/// extension with its own search path, another environment), so no check that rests on
+/// the model may rule out the library's absence for it.
+fn missing_libraries(s: &Signals, fp: &Fingerprint, a: &mut Agreement) {
+    let loads = modelled_loads(fp);
+    for name in &s.missing_libraries {
+        let Some((so, Some(path), _)) = loads.iter().find(|(so, _, _)| so == name) else {
+            continue;
+        };
+        a.differ(
+            PasteFact::MissingLibrary(so.to_string()),
+            "not found".into(),
+            path.to_string(),
+        );
+    }
 }
 
 impl Agreement {

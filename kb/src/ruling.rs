@@ -298,7 +298,10 @@ fn loads_fact(fp: &Fingerprint) -> Evidence {
 /// Whether a difference between the paste and the machine touches `b`.
 fn touches(d: &Difference, b: Basis) -> bool {
     match (&d.fact, b) {
-        (PasteFact::LoadedLibrary(_) | PasteFact::LibraryPath(_), Basis::Loads) => true,
+        (
+            PasteFact::LoadedLibrary(_) | PasteFact::LibraryPath(_) | PasteFact::MissingLibrary(_),
+            Basis::Loads,
+        ) => true,
         (PasteFact::Env(v), Basis::Env(w) | Basis::NvmlIfSet(w)) => v == w,
         (PasteFact::Env(v), Basis::Loads) => v == "LD_LIBRARY_PATH" || v == "LD_PRELOAD",
         (PasteFact::Driver, Basis::Driver | Basis::Nvml | Basis::CudaApi) => true,

@@ -43,6 +43,10 @@ pub struct Signals {
     /// Absolute paths of shared libraries the paste names.
     #[serde(default)]
     pub library_paths: Vec<String>,
+    /// Shared libraries the paste says its process could not open, by file name
+    /// (`libcudnn.so.9` from "libcudnn.so.9: cannot open shared object file").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_libraries: Vec<String>,
     /// Environment settings the paste shows (`CUDA_VISIBLE_DEVICES=GPU-…`).
     #[serde(default)]
     pub env_settings: Vec<EnvSetting>,
@@ -214,6 +218,15 @@ static RUNTIME_LIB: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+/// A shared library the loader could not open: glibc's `NAME: cannot open shared object
+/// file`, `ldd`'s `NAME => not found`, or `Could not load library NAME` (cuDNN 8).
+static MISSING_LIB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:^|[^A-Za-z0-9._+-])(lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*)(?:: cannot open shared object file| => not found)|Could not load library (lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*)",
+    )
+    .expect("static regex")
+});
+
 static LIB_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?:^|[^A-Za-z0-9._~/-])(/(?:[A-Za-z0-9._+-]+/)+lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*)",
@@ -313,6 +326,16 @@ fn process_facts(text: &str, lower: &str, s: &mut Signals) {
     if lower.contains(".so") {
         for c in LIB_PATH.captures_iter(text) {
             push_unique(&mut s.library_paths, c[1].to_string());
+        }
+        if lower.contains("cannot open shared object")
+            || lower.contains("=> not found")
+            || lower.contains("could not load library")
+        {
+            for c in MISSING_LIB.captures_iter(text) {
+                if let Some(m) = c.get(1).or_else(|| c.get(2)) {
+                    push_unique(&mut s.missing_libraries, m.as_str().to_string());
+                }
+            }
         }
     }
     if text.contains('=')
@@ -673,6 +696,18 @@ mod tests {
             s.library_paths,
             vec!["/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9"]
         );
+        assert_eq!(s.missing_libraries, vec!["libcudnn_graph.so.9"]);
+        for (text, lib) in [
+            ("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory", "libcudnn.so.9"),
+            ("\tlibcublasLt.so.12 => not found", "libcublasLt.so.12"),
+            ("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file", "libcudnn_ops_infer.so.8"),
+        ] {
+            assert_eq!(extract(text).missing_libraries, vec![lib], "{text}");
+        }
+        // a library named without the loader failing on it is not missing
+        assert!(extract("loaded /usr/lib/libcudnn.so.9 from the wheel")
+            .missing_libraries
+            .is_empty());
         let env: Vec<String> = s
             .env_settings
             .iter()

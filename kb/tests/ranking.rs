@@ -371,3 +371,39 @@ fn cccls_compiler_and_headers_check_is_two_toolkits_mixed() {
     );
     assert_eq!(hits[0].category, "cuda_home_mismatch");
 }
+
+#[test]
+fn a_library_the_failing_process_could_not_open_is_not_ruled_out_by_torchs_loader() {
+    // The H200's torch finds libcudnn.so.9 through its RPATH; a process that says it could
+    // not open libcudnn.so.9 is another one (an extension or program with its own search
+    // path), so the model of torch's loader must not rule "cuDNN not on the loader path" out.
+    let kb = Kb::open().unwrap();
+    let text =
+        b"ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory";
+    let q = kb.analyze(text);
+    assert_eq!(q.signals.missing_libraries, vec!["libcudnn.so.9"]);
+    let a = compare(&q.signals, &fp(&h200()));
+    assert_eq!(a.differs.len(), 1, "{a:?}");
+    assert!(a.differs[0]
+        .sentence()
+        .contains("could not open libcudnn.so.9"));
+    let d = MachineFacts::observe(&fp(&h200()), "test");
+    let r = kb.rank(&q, Some(&d), 5).unwrap();
+    let ids = |hs: &[gpukb_kb::search::Hit]| hs.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    assert!(
+        !ids(&r.ruled_out).contains(&"libcudnn-not-installed-or-not-on-path".to_string()),
+        "ruled out: {:?}",
+        ids(&r.ruled_out)
+    );
+    assert_eq!(
+        r.results[0].id,
+        "libcudnn-not-installed-or-not-on-path",
+        "{:?}",
+        ids(&r.results)
+    );
+    // A library torch's loader does not know stays ruled by the check as before.
+    let q = kb.analyze(
+        b"OSError: libfoo_bar.so.3: cannot open shared object file: No such file or directory",
+    );
+    assert!(compare(&q.signals, &fp(&h200())).differs.is_empty());
+}
