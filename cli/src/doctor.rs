@@ -251,8 +251,9 @@ fn render_fixes(
             writeln!(out, "    {} {w}", s.yellow("warning:"))?;
         }
         let comment = if option > 1 { "# " } else { "" };
+        let ps = crate::style::prompt(fix.runs_on == gpukb_doctor::RunsOn::WindowsHost);
         for c in &fix.commands {
-            writeln!(out, "    {comment}$ {c}")?;
+            writeln!(out, "    {comment}{ps} {c}")?;
         }
     }
     Ok(())

@@ -121,12 +121,14 @@ pub fn run(args: &KbArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 )?;
             }
             for c in &e.confirm {
-                writeln!(out, "confirm: $ {}\n         {}", c.command, c.expect)?;
+                let ps = crate::style::prompt(gpukb_kb::placement::is_windows_command(&c.command));
+                writeln!(out, "confirm: {ps} {}\n         {}", c.command, c.expect)?;
             }
             for f in &e.fixes {
                 writeln!(out, "fix ({}): {}", f.platform, f.title)?;
+                let ps = crate::style::prompt(f.platform == "windows");
                 for s in &f.steps {
-                    writeln!(out, "    $ {s}")?;
+                    writeln!(out, "    {ps} {s}")?;
                 }
                 if let Some(n) = &f.note {
                     writeln!(out, "    {n}")?;

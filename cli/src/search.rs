@@ -181,7 +181,7 @@ pub fn run_with(args: &SearchArgs, out: &mut dyn Write, color: bool) -> anyhow::
         write_json(out, &q, &ranking, &facts)?;
     } else {
         write_human(out, &q, &ranking.results, color)?;
-        write_machine_notes(out, &ranking, &facts, color)?;
+        write_machine_notes(out, &q, &ranking, &facts, color)?;
     }
     steps.done("write the answer");
     steps.total();
@@ -343,6 +343,7 @@ fn with_machine(
 /// and the command that tells the top candidates apart.
 fn write_machine_notes(
     out: &mut dyn Write,
+    q: &Query,
     r: &Ranking,
     facts: &FactsUse,
     color: bool,
@@ -355,7 +356,12 @@ fn write_machine_notes(
             p.w("1", "To tell them apart:"),
             d.between.join(" vs ")
         )?;
-        writeln!(out, "   $ {}", d.command)?;
+        let ps = crate::style::prompt(
+            q.platform
+                .is_some_and(|n| n.platform == gpukb_doctor::fixes::Platform::Windows)
+                || gpukb_kb::placement::is_windows_command(&d.command),
+        );
+        writeln!(out, "   {ps} {}", d.command)?;
         for a in &d.answers {
             writeln!(out, "   if {} → {}", a.if_, a.then)?;
         }
@@ -563,6 +569,10 @@ impl Paint {
 
 fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> anyhow::Result<()> {
     let p = Paint(color);
+    // A native-Windows paste's fixes and confirm commands were placed for PowerShell.
+    let on_windows = q
+        .platform
+        .is_some_and(|n| n.platform == gpukb_doctor::fixes::Platform::Windows);
     if hits.is_empty() {
         if q.normalized.trim().is_empty() {
             writeln!(
@@ -608,7 +618,10 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
         if i == 0 {
             writeln!(out, "   {}", wrap(&h.summary, 90, "   "))?;
             for c in &h.confirm {
-                writeln!(out, "   {} $ {}", p.w("1", "confirm:"), c.command)?;
+                let ps = crate::style::prompt(
+                    on_windows || gpukb_kb::placement::is_windows_command(&c.command),
+                );
+                writeln!(out, "   {} {ps} {}", p.w("1", "confirm:"), c.command)?;
                 if !c.expect.is_empty() {
                     writeln!(out, "            {}", p.w("2", &c.expect))?;
                 }
@@ -643,8 +656,13 @@ fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> any
                 f.fix.title
             )?;
             let comment = if option > 1 { "# " } else { "" };
+            let ps = crate::style::prompt(
+                on_windows
+                    || f.fix.platform == "windows"
+                    || f.runs_on == gpukb_doctor::RunsOn::WindowsHost,
+            );
             for s in &f.fix.steps {
-                writeln!(out, "       {comment}$ {s}")?;
+                writeln!(out, "       {comment}{ps} {s}")?;
             }
             if i == 0 {
                 if let Some(n) = &f.fix.note {

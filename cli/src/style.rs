@@ -1,6 +1,7 @@
 //! Terminal styling: `--color auto|always|never`; with `auto` (the default)
 //! colour only when stdout is a terminal, `NO_COLOR` is unset or empty and
-//! `TERM` is not `dumb`.
+//! `TERM` is not `dumb`. Also the prompt printed before a command (`$`, or `PS>`
+//! for one that runs in Windows).
 
 use std::io::IsTerminal;
 use std::sync::OnceLock;
@@ -67,5 +68,16 @@ impl Style {
     }
     pub fn green(&self, s: &str) -> String {
         self.wrap("32", s)
+    }
+}
+
+/// The prompt printed before a command, naming the shell it is written for: `PS>` for a
+/// command that runs in Windows (the KB writes those for PowerShell, kb/FORMAT.md
+/// "Windows commands"), `$` for the rest.
+pub fn prompt(windows: bool) -> &'static str {
+    if windows {
+        "PS>"
+    } else {
+        "$"
     }
 }

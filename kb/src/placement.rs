@@ -9,8 +9,8 @@
 //! container's host; on a Jetson a desktop driver package is withheld; on
 //! native Windows a Linux driver fix is withheld, and where it only installed a
 //! driver the Windows driver update takes its place (a cause whose fix is
-//! kernel-side goes after the others there), an apt or Jetson fix is left out
-//! and the Windows fixes go first; on a Linux machine (bare metal, container,
+//! kernel-side goes after the others there), an apt or Jetson fix, or one with a
+//! step only a Linux shell runs, is left out and the Windows fixes go first; on a Linux machine (bare metal, container,
 //! Jetson) a Windows fix is left out (neither is listed as withheld: they are for
 //! another operating system, not a harm avoided). Confirm commands follow the same line
 //! ([`place_confirms`]). A hit's fixes are alternatives of
@@ -192,15 +192,49 @@ pub fn paste_platform(text: &str) -> Option<Named> {
         })
 }
 
-pub use gpukb_kb_compile::fix_steps::is_windows_command;
+pub use gpukb_kb_compile::fix_steps::{is_windows_command, posix_only_reasons};
 
 /// Fix platforms whose steps only run on Linux: a native-Windows paste leaves them out.
 const LINUX_ONLY_FIXES: &[&str] = &["apt", "jetson"];
 
+/// A step without its trailing `# note`.
+fn code_of(step: &str) -> &str {
+    let cut = crate::fill_step::comment_start(step).unwrap_or(step.len());
+    step[..cut].trim()
+}
+
+/// For a native-Windows paste, a pip, conda or config fix with a step only a Linux shell
+/// runs (`export LD_LIBRARY_PATH=…`) is not printed, but its title is, with why: the cause
+/// may well be the one (Python.h missing), only the commands are not typed for
+/// PowerShell. It says nothing about whether the cause can happen there.
+fn linux_shell_withheld(fix: &Fix) -> Option<WithheldFix> {
+    let (step, why) = linux_shell_step(fix)?;
+    Some(WithheldFix {
+        title: fix.title.clone(),
+        why: format!(
+            "written for a Linux shell, not for PowerShell as printed: `{}` {why}",
+            code_of(step)
+        ),
+    })
+}
+
+/// For a fix that is not written for Windows, its first step that needs a POSIX shell, a
+/// Linux path or a Linux program ([`posix_only_reasons`]) and why: it would not run as
+/// printed in PowerShell.
+fn linux_shell_step(fix: &Fix) -> Option<(&str, &'static str)> {
+    if fix.platform == "windows" {
+        return None;
+    }
+    fix.steps
+        .iter()
+        .find_map(|s| Some((s.as_str(), *posix_only_reasons(s).first()?)))
+}
+
 /// The confirm commands to print for `platform`: a Linux machine (bare metal, container,
 /// Jetson) drops the ones written for Windows; a native-Windows paste keeps only those
-/// when the entry has any (else all: a command that is not marked may run there too);
-/// WSL2, or no platform known, keeps all.
+/// when the entry has any, else the unmarked ones that run in PowerShell as printed
+/// (`python -c "…"`, `nvidia-smi`; not `ldconfig -p | grep …`); WSL2, or no platform
+/// known, keeps all.
 pub fn place_confirms(platform: Option<Platform>, confirms: Vec<Confirm>) -> Vec<Confirm> {
     let windows = |c: &Confirm| is_windows_command(&c.command);
     match platform {
@@ -210,6 +244,10 @@ pub fn place_confirms(platform: Option<Platform>, confirms: Vec<Confirm>) -> Vec
         Some(Platform::Windows) if confirms.iter().any(windows) => {
             confirms.into_iter().filter(windows).collect()
         }
+        Some(Platform::Windows) => confirms
+            .into_iter()
+            .filter(|c| posix_only_reasons(&c.command).is_empty())
+            .collect(),
         _ => confirms,
     }
 }
@@ -281,6 +319,8 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     let mut withheld_installs_driver = false;
     let mut withheld_kernel_side = false;
     let mut left_out = false;
+    // Whether a fix was withheld for a harm it would do here (not only for its shell).
+    let mut withheld_harm = false;
     for fix in fixes {
         let effects: Vec<Effect> = fix.steps.iter().flat_map(|s| step_effects(s)).collect();
         let any = |f: fn(Effect) -> bool| effects.iter().any(|e| f(*e));
@@ -314,7 +354,14 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
             Some(Platform::Windows) => fix.platform != "windows" && any(Effect::host_only),
             _ => false,
         };
+        if platform == Some(Platform::Windows) && !withhold {
+            if let Some(w) = linux_shell_withheld(&fix) {
+                withheld.push(w);
+                continue;
+            }
+        }
         if withhold {
+            withheld_harm = true;
             withheld_installs_driver |= effects.contains(&Effect::DriverInstall);
             withheld_kernel_side |= effects.iter().any(|e| kernel_side(*e));
             let p = platform.unwrap_or(Platform::Machine);
@@ -354,12 +401,12 @@ pub fn place(platform: Option<Platform>, group: &str, fixes: Vec<Fix>) -> Placem
     let windows_remedy = matches!(platform, Some(Platform::Wsl2 | Platform::Windows))
         && withheld_installs_driver
         && !withheld_kernel_side;
-    let nothing_left_to_do = (!withheld.is_empty() || left_out) && !acts && !windows_remedy;
+    let nothing_left_to_do = (withheld_harm || left_out) && !acts && !windows_remedy;
     let has_windows_fix = out
         .iter()
         .any(|f| f.runs_on == RunsOn::WindowsHost || f.fix.platform == "windows");
     let insert = match platform {
-        Some(Platform::Wsl2) => !withheld.is_empty() && !has_windows_fix,
+        Some(Platform::Wsl2) => withheld_harm && !has_windows_fix,
         Some(Platform::Windows) => windows_remedy && !has_windows_fix,
         _ => false,
     };
@@ -625,6 +672,54 @@ mod tests {
             )
             .len(),
             1
+        );
+        // ... but not one only a Linux shell runs.
+        assert_eq!(
+            kept(
+                Some(Platform::Windows),
+                vec![
+                    confirm("python -c \"import torch\""),
+                    confirm("pip list 2>/dev/null | grep -i nvidia-")
+                ]
+            ),
+            ["python -c \"import torch\""]
+        );
+    }
+
+    #[test]
+    fn a_windows_paste_gets_no_step_only_a_linux_shell_runs() {
+        // Verbatim shapes of the KB's pip and config fixes.
+        let fixes = || {
+            vec![
+                fix(
+                    "pip",
+                    &[
+                        "pip install nvidia-cudnn-cu12==8.9.7.29",
+                        "export LD_LIBRARY_PATH=$(python -c 'import os, nvidia.cudnn; print(os.path.dirname(nvidia.cudnn.__file__))')/lib:$LD_LIBRARY_PATH",
+                    ],
+                ),
+                fix("pip", &["pip install -U ctranslate2 faster-whisper"]),
+            ]
+        };
+        let p = place(Some(Platform::Windows), "cudnn8", fixes());
+        let kept: Vec<&str> = p.fixes.iter().map(|f| f.fix.steps[0].as_str()).collect();
+        assert_eq!(kept, ["pip install -U ctranslate2 faster-whisper"]);
+        // Its title is still printed, with why, and the cause is not put after the others:
+        // only the commands are Linux's.
+        assert_eq!(p.withheld.len(), 1);
+        assert!(
+            p.withheld[0].why.contains("Linux shell") && p.withheld[0].why.contains("export"),
+            "{:?}",
+            p.withheld
+        );
+        let only_linux_shell = vec![fix("any", &["sudo dnf install python3-devel"])];
+        assert!(!place(Some(Platform::Windows), "python-h", only_linux_shell).nothing_left_to_do);
+        // On Linux both run as printed.
+        assert_eq!(
+            place(Some(Platform::Machine), "cudnn8", fixes())
+                .fixes
+                .len(),
+            2
         );
     }
 

@@ -719,6 +719,12 @@ impl Kb {
             }
             r.results = keep;
         }
+        // The command that tells the first two causes apart, from the confirm commands
+        // placed for this platform (a Windows paste gets one that runs in PowerShell, or
+        // none: `gpukb doctor` does not run on Windows).
+        r.distinguish = distinguish(self, &r.results).filter(|d| {
+            platform != Some(gpukb_doctor::fixes::Platform::Windows) || d.command != "gpukb doctor"
+        });
         Ok(r)
     }
 
@@ -1684,11 +1690,11 @@ fn machine_rank(
         h.confidence = h.confidence.min(cap);
         cap = h.confidence;
     }
-    let distinguish = distinguish(kb, &first);
     Ranking {
         results: first,
         ruled_out,
-        distinguish,
+        // Decided after the fixes and confirm commands are placed for the platform.
+        distinguish: None,
         undecided,
         differs: Vec::new(),
         reported: None,

@@ -13,6 +13,7 @@
 use gpukb_doctor::effect::{effects_of, Effect};
 use gpukb_doctor::fixes::Platform;
 use gpukb_doctor::RunsOn;
+use gpukb_kb::placement::posix_only_reasons;
 use gpukb_kb::Kb;
 use std::path::Path;
 
@@ -92,6 +93,14 @@ fn problems(kb: &Kb, name: &str, platform: &str, text: &str, withheld: &mut usiz
                     || windows_fix.windows(2).any(|w| !w[0] && w[1])
                     || (h.confirm.iter().any(windows_confirm)
                         && !h.confirm.iter().all(windows_confirm))
+                    // Nothing printed that only a Linux shell runs.
+                    || h.fixes.iter().any(|f| {
+                        f.fix.platform != "windows"
+                            && f.fix.steps.iter().any(|s| !posix_only_reasons(s).is_empty())
+                    })
+                    || h.confirm.iter().any(|c| {
+                        !windows_confirm(c) && !posix_only_reasons(&c.command).is_empty()
+                    })
             }
             _ => false,
         };

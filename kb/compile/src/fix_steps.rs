@@ -172,6 +172,37 @@ pub fn windows_problems(command: &str) -> Vec<String> {
         .collect()
 }
 
+fn posix_only() -> &'static [(Regex, &'static str)] {
+    static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            (r"(?:^|[;&|]\s*)(?:export|unset|source)\s", "sets the environment a POSIX shell's way (export, unset, source)"),
+            (r"(?:^|[;&|]\s*)[A-Za-z_][A-Za-z0-9_]*=", "assigns a shell variable (NAME=…)"),
+            (r"\$\(|\$\{|`", "substitutes a command or a parameter the POSIX way ($(…), ${…}, backticks)"),
+            (r"\$[A-Za-z_][A-Za-z0-9_]*(?:[^A-Za-z0-9_:]|$)", "expands $NAME, which PowerShell reads as its own variable, not the environment"),
+            (r"/dev/null|~/|(?:^|[\s=:\x22'])/(?:usr|etc|opt|proc|sys|dev|var|tmp|home|lib|lib64|root|run|boot)\b", "names a Linux path"),
+            (r"&&|\|\|", "chains with && or ||, refused by Windows PowerShell 5.1"),
+            (r"(?:^|[;&|]\s*)(?:sudo|apt|apt-get|dpkg|dnf|yum|modprobe|rmmod|lsmod|systemctl|journalctl|dmesg|ldconfig|ldd|ln|chmod|chown|make|nproc|update-alternatives|mokutil|reboot|lspci|grep|awk|sed|xargs|head|tail|find|readlink|which|sh|bash|fuser|nvidia-ctk|snap|\.|\./\S+)(?:\s|$)", "runs a program or shell built-in Windows lacks"),
+        ]
+        .into_iter()
+        .map(|(p, why)| (Regex::new(p).expect("valid"), why))
+        .collect()
+    })
+}
+
+/// Why a command written for Linux would not run as printed in Windows PowerShell (a
+/// pip or conda step read by someone on native Windows): POSIX shell syntax, a Linux
+/// path, or a program Windows lacks. Empty when it runs there as it is (`pip install
+/// …`, `python -c "…"`, `nvidia-smi`, a comment).
+pub fn posix_only_reasons(command: &str) -> Vec<&'static str> {
+    let code = code_part(command);
+    posix_only()
+        .iter()
+        .filter(|(re, _)| re.is_match(code))
+        .map(|(_, why)| *why)
+        .collect()
+}
+
 /// Whether a confirm command is one to run on Windows: its comment or code says
 /// Windows/PowerShell, or it names a Windows drive path or a `.exe` outside WSL.
 pub fn is_windows_command(command: &str) -> bool {
@@ -210,6 +241,39 @@ mod tests {
         )
         .is_empty());
         assert!(step_problems("ls /usr/local/cuda-12.8   # nvidia-smi shows 580").is_empty());
+    }
+
+    #[test]
+    fn linux_shell_steps_are_told_from_ones_that_run_in_powershell() {
+        // Verbatim steps of pip, conda and config fixes in the KB.
+        for posix in [
+            "export LD_LIBRARY_PATH=$(python -c 'import os, nvidia.cudnn; print(os.path.dirname(nvidia.cudnn.__file__))')/lib:$LD_LIBRARY_PATH",
+            "V=$(python -c 'import torch;print(torch.__version__)')   # the installed torch",
+            "pip install --force-reinstall \"torch==${V%%+*}\" --index-url https://download.pytorch.org/whl/$CU",
+            "pip show nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E 'Name|Version'",
+            "unset LD_LIBRARY_PATH",
+            "python -m venv ~/venv-torch && . ~/venv-torch/bin/activate",
+            "conda list | grep -i -E 'cpuonly|pytorch'",
+            "sudo ldconfig",
+            "ls /usr/local/cuda/lib64",
+        ] {
+            assert!(!posix_only_reasons(posix).is_empty(), "{posix}");
+        }
+        for both in [
+            "pip install --force-reinstall <TORCH_PIN>",
+            "python -c \"import torch; print(torch.__version__, torch.version.cuda)\"",
+            "nvidia-smi   # the driver's CUDA version, top right",
+            "# install the Visual C++ Redistributable",
+            "conda install -c conda-forge cudnn=9",
+            "$env:CUDA_PATH = \"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.6\"",
+            "pip uninstall -y onnxruntime onnxruntime-gpu; pip install onnxruntime-gpu==1.20.1",
+        ] {
+            assert!(
+                posix_only_reasons(both).is_empty(),
+                "{both}: {:?}",
+                posix_only_reasons(both)
+            );
+        }
     }
 
     #[test]
