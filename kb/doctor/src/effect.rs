@@ -121,7 +121,7 @@ const EFFECTS: &[(Effect, &str)] = &[
     ),
     (
         Effect::WindowsAction,
-        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where(\.exe)?\b|set\s+PATH|%\w+%|\$env:\w+|cmd(\.exe)?\s+/[ck]\b|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install|set-version|set-default-version))",
+        r"^(winget\b|reg\s+add\b|copy\b|del\b|mklink\b|where(\.exe)?\b|set\s+PATH|%\w+%|\$env:\w+|Where-Object\b|\.\\\S+\.exe\b|cmd(\.exe)?\s+/[ck]\b|\S*vcvars\S*\.bat|cl$|wsl(\.exe)?\s+--(update|shutdown|install|set-version|set-default-version))",
     ),
     (
         Effect::SystemConfig,
@@ -521,6 +521,10 @@ mod tests {
             [Inert, SystemPackageInstall]
         );
         assert_eq!(one("wsl --shutdown   # in PowerShell"), [WindowsAction]);
+        assert_eq!(
+            one(".\\python_embeded\\python.exe --version"),
+            [WindowsAction]
+        );
         assert_eq!(one("ls -d /usr/local/cuda-*"), [Inert]);
         assert_eq!(
             one("python -m pip download --no-deps <package>==<version> -d /tmp/w"),
