@@ -721,9 +721,11 @@ impl Kb {
         }
         // The command that tells the first two causes apart, from the confirm commands
         // placed for this platform (a Windows paste gets one that runs in PowerShell, or
-        // none: `gpukb doctor` does not run on Windows).
+        // none: the `gpukb doctor` fallback does not run on Windows).
         r.distinguish = distinguish(self, &r.results).filter(|d| {
-            platform != Some(gpukb_doctor::fixes::Platform::Windows) || d.command != "gpukb doctor"
+            platform != Some(gpukb_doctor::fixes::Platform::Windows)
+                || crate::placement::is_windows_command(&d.command)
+                || crate::placement::posix_only_reasons(&d.command).is_empty()
         });
         Ok(r)
     }

@@ -50,6 +50,19 @@ const MARKERS: &[(&str, &str)] = &[
 fn problems(kb: &Kb, name: &str, platform: &str, text: &str, withheld: &mut usize) -> Vec<String> {
     let mut out = Vec::new();
     let hits = kb.search(text, None, 5).unwrap();
+    // The command that tells the first causes apart runs where the paste's process ran.
+    if platform == "windows" {
+        let r = kb.rank(&kb.analyze(text.as_bytes()), None, 5).unwrap();
+        if let Some(d) = r.distinguish.filter(|d| {
+            !gpukb_kb::placement::is_windows_command(&d.command)
+                && !posix_only_reasons(&d.command).is_empty()
+        }) {
+            out.push(format!(
+                "{name} [windows]: tells causes apart with `{}`",
+                d.command
+            ));
+        }
+    }
     *withheld += hits.iter().map(|h| h.withheld_fixes.len()).sum::<usize>();
     for h in &hits {
         let mut options = Vec::new();

@@ -183,6 +183,7 @@ fn posix_only() -> &'static [(Regex, &'static str)] {
             (r"/dev/null|~/|(?:^|[\s=:\x22'])/(?:usr|etc|opt|proc|sys|dev|var|tmp|home|lib|lib64|root|run|boot)\b", "names a Linux path"),
             (r"&&|\|\|", "chains with && or ||, refused by Windows PowerShell 5.1"),
             (r"(?:^|[;&|]\s*)(?:sudo|apt|apt-get|dpkg|dnf|yum|modprobe|rmmod|lsmod|systemctl|journalctl|dmesg|ldconfig|ldd|ln|chmod|chown|make|nproc|update-alternatives|mokutil|reboot|lspci|grep|awk|sed|xargs|head|tail|find|readlink|which|sh|bash|fuser|nvidia-ctk|snap|\.|\./\S+)(?:\s|$)", "runs a program or shell built-in Windows lacks"),
+            (r"(?:^|[;&|]\s*)gpukb(?:\s|$)", "runs gpukb, which runs on Linux (and in WSL2), not on Windows"),
         ]
         .into_iter()
         .map(|(p, why)| (Regex::new(p).expect("valid"), why))
@@ -256,6 +257,7 @@ mod tests {
             "conda list | grep -i -E 'cpuonly|pytorch'",
             "sudo ldconfig",
             "ls /usr/local/cuda/lib64",
+            "gpukb fingerprint",
         ] {
             assert!(!posix_only_reasons(posix).is_empty(), "{posix}");
         }
