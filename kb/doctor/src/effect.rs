@@ -105,7 +105,7 @@ const EFFECTS: &[(Effect, &str)] = &[
     (Effect::DriverRemove, r"^(/usr/bin/)?nvidia-uninstall\b"),
     (
         Effect::DriverInstall,
-        r"^(apt|apt-get|dnf|yum|zypper)\s+(-y\s+)?(install|in|reinstall|upgrade)\b.*DRV",
+        r"^(apt|apt-get|dnf|yum|zypper)\s+(-y\s+)?(module\s+)?(install|in|reinstall|upgrade|switch-to)\b.*DRV",
     ),
     (
         Effect::DriverInstall,
@@ -153,6 +153,11 @@ const EFFECTS: &[(Effect, &str)] = &[
         r"^(update-initramfs\b|dracut\b|grub-mkconfig\b|update-grub\b|systemctl\s+set-default\b|nvpmodel\s+-m\b)|tee\s+(-a\s+)?/etc/(modprobe\.d|default/grub)",
     ),
     (Effect::PackageHold, r"^apt-mark\s+(hold|unhold)\b"),
+    // A whole-system update (kernel and driver included, as the distribution allows).
+    (
+        Effect::SystemPackageInstall,
+        r"^(dnf|yum)\s+(-y\s+)?(update|upgrade)\b",
+    ),
     (
         Effect::SystemPackageInstall,
         r"^(apt|apt-get|dnf|yum|zypper|snap)\s+(-y\s+)?(install|in|reinstall)\b",
@@ -194,7 +199,7 @@ const EFFECTS: &[(Effect, &str)] = &[
 
 /// Commands with no effect on the machine beyond the working tree: reads,
 /// queries, builds, runs of the user's own program, shell variables.
-const INERT: &str = r"^(#|P$|Q$|S$|\.\.\.|[A-Za-z_]+=\S*$|apt-get\s+-y\s+update|\S*/nvidia-smi\b|autotag\b|ds_report\b|ollama\b|python3?\s+-W\b|\S+\.py\b|swapon\s+--show|ldconfig\s+-p|dirname\b|:\$|/\S*lib:\$|ls\b|cat\b|grep\b|egrep\b|awk\b|sed\s+[^-]|sed\s+-n|head\b|tail\b|sort\b|uniq\b|wc\b|tr\b|cut\b|paste\b|echo\b|printf\b|nvidia-smi\b|python3?\s+-c\b|python3?\s+(-m\s+venv\b|\S+\.py\b)|python3?\s+-m\s+(torch\.utils\.collect_env|xformers\.info|pip\s+(list|show|check|freeze|debug|download|index)|bitsandbytes)|uv\s+venv\b|pip3?\s+(list|show|check|freeze|debug|download|index)\b|conda\s+(list|info|env\s+list)\b|uname\b|lspci\b|lsmod\b|modinfo\b|dmesg\b|journalctl\b|ldd\b|readlink\b|realpath\b|find\b|which\b|command\s+-v|type\b|dpkg\s+(-l|-L|-S|--list|--print-architecture)|dpkg-query\b|rpm\s+-q|apt-cache\b|apt\s+(list|policy|show|search)\b|apt(-get)?\s+update\b|dnf\s+(list|info|check-update)|ubuntu-drivers\s+(devices|list)|mokutil\s+--(sb-state|list-enrolled|test-key)|nvcc\b|ptxas\b|cuobjdump\b|nvdisasm\b|gpukb\b|export\b|unset\b|env\b|set\b|cd\b|true\b|false\b|test\b|\[|if\b|then\b|else\b|fi\b|for\b|do\b|done\b|ps\b|fuser\b|lsof\b|systemctl\s+(status|is-active|is-enabled|list-units|cat)\b|nvidia-ctk\s+(--version|cdi\s+list)|nvidia-container-cli\b|dcgmi\b|nvpmodel\s+-q|jetson_clocks\s+--show|tegrastats\b|curl\b|wget\b|git\s+clone\b|cmake\b|\./configure\b|make\b|ninja\b|python3?\s+setup\.py\b|torchrun\b|deepspeed\b|runsc\s+nvproxy\s+list-supported-drivers\b|vllm\b|trtexec\b|compute-sanitizer\b|nsys\b|ncu\b|stat\b|id\b|groups\b|getent\b|nproc\b|free\b|df\b|du\b|mount\b|ulimit\b|bash\s+\S+\.sh|source\b|\.\s|jq\b|deactivate\b|conda\s+activate\b|hostname\b|ip\b|ibv_devinfo\b|ibstat\b|ofed_info\b|numactl\b|nvidia-bug-report\.sh|wsl\s+(-l|--list|--status|--version)|ffmpeg\b[^|;&]*-f\s+null\s+-(\s|$)|ffmpeg\s+(-hide_banner\s+)?-(hwaccels|decoders|encoders|h)\b)";
+const INERT: &str = r"^(#|P$|Q$|S$|\.\.\.|[A-Za-z_]+=\S*$|apt-get\s+-y\s+update|\S*/nvidia-smi\b|autotag\b|ds_report\b|ollama\b|python3?\s+-W\b|\S+\.py\b|swapon\s+--show|ldconfig\s+-p|dirname\b|:\$|/\S*lib:\$|ls\b|cat\b|grep\b|egrep\b|awk\b|sed\s+[^-]|sed\s+-n|head\b|tail\b|sort\b|uniq\b|wc\b|tr\b|cut\b|paste\b|echo\b|printf\b|nvidia-smi\b|python3?\s+-c\b|python3?\s+(-m\s+venv\b|\S+\.py\b)|python3?\s+-m\s+(torch\.utils\.collect_env|xformers\.info|pip\s+(list|show|check|freeze|debug|download|index)|bitsandbytes)|uv\s+venv\b|pip3?\s+(list|show|check|freeze|debug|download|index)\b|conda\s+(list|info|env\s+list)\b|uname\b|lspci\b|lsmod\b|modinfo\b|dmesg\b|journalctl\b|ldd\b|readlink\b|realpath\b|find\b|which\b|command\s+-v|type\b|dpkg\s+(-l|-L|-S|--list|--print-architecture)|dpkg-query\b|rpm\s+-q|apt-cache\b|apt\s+(list|policy|show|search)\b|apt(-get)?\s+update\b|dnf\s+(list|info|check-update|module\s+list|nvidia-plugin)|ubuntu-drivers\s+(devices|list)|mokutil\s+--(sb-state|list-enrolled|test-key)|nvcc\b|ptxas\b|cuobjdump\b|nvdisasm\b|gpukb\b|export\b|unset\b|env\b|set\b|cd\b|true\b|false\b|test\b|\[|if\b|then\b|else\b|fi\b|for\b|do\b|done\b|ps\b|fuser\b|lsof\b|systemctl\s+(status|is-active|is-enabled|list-units|cat)\b|nvidia-ctk\s+(--version|cdi\s+list)|nvidia-container-cli\b|dcgmi\b|nvpmodel\s+-q|jetson_clocks\s+--show|tegrastats\b|curl\b|wget\b|git\s+clone\b|cmake\b|\./configure\b|make\b|ninja\b|python3?\s+setup\.py\b|torchrun\b|deepspeed\b|runsc\s+nvproxy\s+list-supported-drivers\b|vllm\b|trtexec\b|compute-sanitizer\b|nsys\b|ncu\b|stat\b|id\b|groups\b|getent\b|nproc\b|free\b|df\b|du\b|mount\b|ulimit\b|bash\s+\S+\.sh|source\b|\.\s|jq\b|deactivate\b|conda\s+activate\b|hostname\b|ip\b|ibv_devinfo\b|ibstat\b|ofed_info\b|numactl\b|nvidia-bug-report\.sh|wsl\s+(-l|--list|--status|--version)|ffmpeg\b[^|;&]*-f\s+null\s+-(\s|$)|ffmpeg\s+(-hide_banner\s+)?-(hwaccels|decoders|encoders|h)\b)";
 
 /// Every regex of the table, compiled once.
 struct Tables {
@@ -521,6 +526,12 @@ mod tests {
             [Inert, SystemPackageInstall]
         );
         assert_eq!(one("wsl --shutdown   # in PowerShell"), [WindowsAction]);
+        assert_eq!(
+            one("sudo dnf module switch-to nvidia-driver:<BRANCH>-dkms"),
+            [DriverInstall]
+        );
+        assert_eq!(one("sudo dnf update"), [SystemPackageInstall]);
+        assert_eq!(one("dnf nvidia-plugin"), [Inert]);
         assert_eq!(
             one(".\\python_embeded\\python.exe --version"),
             [WindowsAction]
