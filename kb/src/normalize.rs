@@ -307,8 +307,12 @@ fn fill_break(line: &str, next: Option<&str>) -> bool {
     let (last, first) = (letters_before_break(line), letters_after_break(next));
     let head_word = is_word(first);
     if last.is_empty() {
-        // sentence punctuation ends a word before the space a fill consumed
-        return matches!(tail, '.' | ',' | ';' | ':' | '!' | '?' | ')') && head_word;
+        // sentence punctuation, or a closing quote or bracket, ends a word before the space
+        // a fill consumed (`srcSelectDimSize\`` / `failed.`)
+        return matches!(
+            tail,
+            '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '`' | '\'' | '"'
+        ) && head_word;
     }
     // a short token of its own (`GiB`, `MiB`) is a word too
     let token = last.len() <= 3 && line[..line.len() - last.len()].ends_with(' ');
@@ -1161,6 +1165,9 @@ mod copy_tests {
         // task line is not a version cut after its dot
         let srun = "3: [11/03/2025-14:02:17] [I] [TRT] Local timing cache in use. Profiling results will not be stored.\n3: Killed\n";
         assert_eq!(join_hard_wraps(srun), srun);
+        // a fill's break after a closing quote consumed a space: its lines stay apart
+        let quoted = "../aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectSmallIndex:\nblock: [2,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize`\nfailed.\n../aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectSmallIndex:\nblock: [2,0,0], thread: [65,0,0] Assertion `srcIndex < srcSelectDimSize`\nfailed.\n";
+        assert_eq!(join_hard_wraps(quoted), quoted);
         // Short pastes are never touched.
         assert_eq!(join_hard_wraps("a\nb\n"), "a\nb\n");
     }
