@@ -9,11 +9,12 @@
 //! container's host; on a Jetson a desktop driver package is withheld; on
 //! native Windows a Linux driver fix is withheld, and where it only installed a
 //! driver the Windows driver update takes its place (a cause whose fix is
-//! kernel-side goes after the others there), an apt or Jetson fix, or one with a
-//! step only a Linux shell runs, is left out and the Windows fixes go first; on a Linux machine (bare metal, container,
-//! Jetson) a Windows fix is left out (neither is listed as withheld: they are for
-//! another operating system, not a harm avoided). Confirm commands follow the same line
-//! ([`place_confirms`]). A hit's fixes are alternatives of
+//! kernel-side goes after the others there), an apt or Jetson fix is left out, a fix
+//! with a step only a Linux shell runs is listed as withheld with that step (the cause
+//! keeps its place), and the Windows fixes go first; on a Linux machine (bare metal,
+//! container, Jetson) a Windows fix is left out (the left-out ones are not listed as
+//! withheld: they are for another operating system, not a harm avoided). Confirm
+//! commands follow the same line ([`place_confirms`]). A hit's fixes are alternatives of
 //! one choice group. The embedded KB's steps were classified when it was built
 //! ([`step_effects`]); only a step changed since (a filled placeholder, a KB
 //! directory being linted) is classified here.
