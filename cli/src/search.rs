@@ -357,9 +357,7 @@ fn write_machine_notes(
             d.between.join(" vs ")
         )?;
         let ps = crate::style::prompt(
-            q.platform
-                .is_some_and(|n| n.platform == gpukb_doctor::fixes::Platform::Windows)
-                || gpukb_kb::placement::is_windows_command(&d.command),
+            names_windows(q) || gpukb_kb::placement::is_windows_command(&d.command),
         );
         writeln!(out, "   {ps} {}", d.command)?;
         for a in &d.answers {
@@ -567,12 +565,16 @@ impl Paint {
     }
 }
 
+/// Whether the paste names native Windows: its fixes and confirm commands were placed for
+/// PowerShell, and print after its prompt.
+fn names_windows(q: &Query) -> bool {
+    q.platform
+        .is_some_and(|n| n.platform == gpukb_doctor::fixes::Platform::Windows)
+}
+
 fn write_human(out: &mut dyn Write, q: &Query, hits: &[Hit], color: bool) -> anyhow::Result<()> {
     let p = Paint(color);
-    // A native-Windows paste's fixes and confirm commands were placed for PowerShell.
-    let on_windows = q
-        .platform
-        .is_some_and(|n| n.platform == gpukb_doctor::fixes::Platform::Windows);
+    let on_windows = names_windows(q);
     if hits.is_empty() {
         if q.normalized.trim().is_empty() {
             writeln!(

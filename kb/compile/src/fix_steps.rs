@@ -172,6 +172,7 @@ pub fn windows_problems(command: &str) -> Vec<String> {
         .collect()
 }
 
+/// What only a POSIX shell on Linux runs, and why PowerShell does not ([`posix_only_reasons`]).
 fn posix_only() -> &'static [(Regex, &'static str)] {
     static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
     R.get_or_init(|| {
